@@ -1,0 +1,46 @@
+# Every target does its own set-up on a fresh machine: nothing relies on a hand install.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+FLASK   := $(BIN)/flask --app wsgi
+
+.PHONY: run test test-pg lint bench install chromium clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Debian's chromium for the browser tests; never a downloaded browser build.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian chromium for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+run: $(STAMP)
+	$(FLASK) db upgrade
+	$(FLASK) seed
+	$(FLASK) run --host 127.0.0.1 --port 5000
+
+test: $(STAMP) chromium
+	$(BIN)/python -m pytest -q
+
+# The same suite on PostgreSQL (127.0.0.1:5432, trust auth, database `test`).
+test-pg: $(STAMP)
+	INVENTORY_AI_TEST_DATABASE_URL=$${INVENTORY_AI_TEST_DATABASE_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/test} \
+	  $(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check inventory_ai tests bench scripts wsgi.py
+	$(BIN)/ruff format --check inventory_ai tests bench scripts wsgi.py
+
+bench: $(STAMP)
+	$(BIN)/python bench/loop_overhead.py
+	$(BIN)/python bench/search.py
+
+clean:
+	rm -rf $(VENV) instance .pytest_cache

@@ -1,0 +1,74 @@
+"""inventory_ai: the app factory. A newcomer reads this top to bottom to see what the app is made of."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Flask
+
+from inventory_ai.config import Config
+
+
+def create_app(config: Config | None = None) -> Flask:
+    app = Flask(__name__, instance_path=str(Path.cwd() / "instance"))
+    config = config or Config.from_env(Path(app.instance_path))
+    app.config.from_mapping(config.flask_settings())
+    app.extensions["inventory_ai.config"] = config
+
+    register_logging(app, config)
+    register_extensions(app)
+    register_assistant(app)
+    register_blueprints(app)
+    register_errors(app)
+    register_cli(app)
+    return app
+
+
+def register_logging(app: Flask, config: Config) -> None:
+    from inventory_ai.logging import bind_request_context, configure_logging
+
+    configure_logging(production=config.production)
+    bind_request_context(app)
+
+
+def register_extensions(app: Flask) -> None:
+    from inventory_ai import auth
+    from inventory_ai.database import install_sqlite_pragmas
+    from inventory_ai.extensions import csrf, db, login_manager, migrate
+
+    db.init_app(app)
+    with app.app_context():
+        install_sqlite_pragmas(db.engine)
+    migrate.init_app(app, db, directory=str(Path(__file__).parent.parent / "migrations"), render_as_batch=True)
+    # CSRF is checked by auth.protect_writes, which knows bearer-token requests need none.
+    app.config["WTF_CSRF_CHECK_DEFAULT"] = False
+    csrf.init_app(app)
+    login_manager.init_app(app)
+    auth.init_app(app)
+
+
+def register_assistant(app: Flask) -> None:
+    from inventory_ai.assistant.setup import init_assistant
+
+    init_assistant(app)
+
+
+def register_blueprints(app: Flask) -> None:
+    from inventory_ai.api import init_api
+    from inventory_ai.web import health, views
+
+    app.register_blueprint(health.bp)
+    app.register_blueprint(views.bp)
+    init_api(app)
+
+
+def register_errors(app: Flask) -> None:
+    from inventory_ai.errors import init_errors
+
+    init_errors(app)
+
+
+def register_cli(app: Flask) -> None:
+    from inventory_ai.cli import init_cli
+
+    init_cli(app)

@@ -1,0 +1,121 @@
+"""The tool registry: tools registered at start-up, schemas checked then, one rule for who gets what.
+
+Effective settings = the code's defaults (ToolExecutor.is_enabled / allowed_roles) overridden by the
+admins' stored ToolSetting rows, read once per user message, so a change applies to the next message
+without a restart.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import SchemaError
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from inventory_ai.assistant.tools.base import ToolExecutor
+from inventory_ai.assistant.types import ToolSpec
+from inventory_ai.models import ToolSetting
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+class RegistryError(RuntimeError):
+    """A tool cannot be registered; raised at start-up so a broken tool never ships silently."""
+
+
+@dataclass(frozen=True)
+class EffectiveSetting:
+    enabled: bool
+    allowed_roles: frozenset[str]
+    overridden: bool
+
+
+@dataclass(frozen=True)
+class Toolbox:
+    """The tools one user may use for one message."""
+
+    tools: tuple[ToolExecutor, ...]
+
+    def get(self, name: str) -> ToolExecutor | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+    @property
+    def names(self) -> list[str]:
+        return [t.name for t in self.tools]
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return tuple(ToolSpec(t.name, t.description, t.parameters) for t in self.tools)
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self._tools: dict[str, ToolExecutor] = {}
+        self._validators: dict[str, Draft202012Validator] = {}
+
+    def register(self, tool: ToolExecutor) -> None:
+        name = getattr(tool, "name", "")
+        if not _NAME.match(name or ""):
+            raise RegistryError(f"tool name {name!r} must be lower-case letters, digits and _")
+        if name in self._tools:
+            raise RegistryError(f"tool {name!r} is registered twice")
+        schema = tool.parameters
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:
+            raise RegistryError(f"tool {name!r} has an invalid parameter schema: {exc.message}") from exc
+        if schema.get("type") != "object" or schema.get("additionalProperties") is not False:
+            raise RegistryError(f"tool {name!r}: parameters must be an object with additionalProperties: false")
+        missing = set(schema.get("required", [])) - set(schema.get("properties", {}))
+        if missing:
+            raise RegistryError(f"tool {name!r}: required fields not in properties: {sorted(missing)}")
+        if not (tool.description or "").strip():
+            raise RegistryError(f"tool {name!r} needs a description")
+        self._tools[name] = tool
+        self._validators[name] = Draft202012Validator(schema, format_checker=FormatChecker())
+
+    def all(self) -> list[ToolExecutor]:
+        return list(self._tools.values())
+
+    def names(self) -> frozenset[str]:
+        return frozenset(self._tools)
+
+    def get(self, name: str) -> ToolExecutor | None:
+        return self._tools.get(name)
+
+    def argument_errors(self, name: str, arguments: dict) -> list[str]:
+        """Every schema violation, each with where it is, for the model to fix in one go."""
+        errors = sorted(self._validators[name].iter_errors(arguments), key=lambda e: list(e.path))
+        out = []
+        for error in errors:
+            where = "/".join(str(p) for p in error.path) or "(arguments)"
+            out.append(f"{where}: {error.message}")
+        return out
+
+    def effective(self, tool: ToolExecutor, setting: ToolSetting | None) -> EffectiveSetting:
+        enabled = tool.is_enabled()
+        roles = tool.allowed_roles
+        overridden = False
+        if setting is not None:
+            if setting.enabled is not None:
+                enabled, overridden = setting.enabled, True
+            if setting.allowed_roles is not None:
+                roles, overridden = frozenset(setting.allowed_roles), True
+        return EffectiveSetting(enabled, roles, overridden)
+
+    def settings(self, session: Session) -> dict[str, ToolSetting]:
+        return {s.tool_name: s for s in session.scalars(select(ToolSetting))}
+
+    def permits(self, tool: ToolExecutor, setting: ToolSetting | None, role: str) -> bool:
+        """The one rule: enabled (code default or admin override) and permitted for this role."""
+        if not self.effective(tool, setting).enabled:
+            return False
+        if setting is not None and setting.allowed_roles is not None:
+            return role in setting.allowed_roles
+        return not tool.requires_permission() or tool.has_permission(role)
+
+    def toolbox_for(self, role: str, session: Session) -> Toolbox:
+        stored = self.settings(session)
+        return Toolbox(tuple(t for t in self._tools.values() if self.permits(t, stored.get(t.name), role)))

@@ -1,0 +1,105 @@
+"""The ToolExecutor contract every tool implements, the context it runs in, and its typed errors."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from inventory_ai.errors import DomainError, Forbidden, InvalidInput, NotFound as DomainNotFound
+from inventory_ai.models import ROLES
+
+ALL_ROLES: frozenset[str] = frozenset(ROLES)
+
+
+class ToolError(Exception):
+    """A failure the model is told about as `{"error": {"type", "message"}}`."""
+
+    type = "ExecutionFailed"
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidArguments(ToolError):
+    type = "InvalidArguments"
+
+
+class NotFound(ToolError):
+    type = "NotFound"
+
+
+class PermissionDenied(ToolError):
+    type = "PermissionDenied"
+
+
+class ExecutionFailed(ToolError):
+    type = "ExecutionFailed"
+
+
+class Timeout(ToolError):
+    type = "Timeout"
+
+
+def from_domain(exc: DomainError) -> ToolError:
+    """Service errors keep their message; only the type is translated for the model."""
+    if isinstance(exc, InvalidInput):
+        return InvalidArguments(exc.message)
+    if isinstance(exc, DomainNotFound):
+        return NotFound(exc.message)
+    if isinstance(exc, Forbidden):
+        return PermissionDenied(exc.message)
+    return ExecutionFailed(exc.message)
+
+
+@dataclass
+class ToolContext:
+    user_id: int
+    username: str
+    role: str
+    session: Session
+    engine: Engine
+    request_id: str | None
+    conversation_id: str
+    message_id: str
+    language: str = "zh"
+    tool_call_id: str = ""
+    # Every registered tool name: what create_new_intent may point an intent at.
+    tool_names: frozenset[str] = frozenset()
+
+
+class ToolExecutor(ABC):
+    """A tool is a thin adapter: name, description, schema, permission rule, a call into a service."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    parameters: ClassVar[dict[str, Any]]
+    read_only: ClassVar[bool] = True
+    timeout_seconds: ClassVar[float] = 10.0
+    # Code defaults; admins may override both at run time (ToolSetting).
+    enabled_by_default: ClassVar[bool] = True
+    allowed_roles: ClassVar[frozenset[str]] = ALL_ROLES
+
+    def is_enabled(self) -> bool:
+        return self.enabled_by_default
+
+    def requires_permission(self) -> bool:
+        return self.allowed_roles != ALL_ROLES
+
+    def has_permission(self, role: str) -> bool:
+        return role in self.allowed_roles
+
+    def requires_confirmation(self, arguments: dict) -> bool:
+        return False
+
+    def describe_call(self, arguments: dict, context: ToolContext) -> str:
+        shown = ", ".join(f"{k}={v}" for k, v in arguments.items())
+        return f"{self.name}({shown})"
+
+    @abstractmethod
+    def execute(self, arguments: dict, context: ToolContext) -> Any:
+        """Return a JSON-serialisable result or raise a ToolError (DomainErrors are translated)."""

@@ -1,0 +1,124 @@
+"""Finding materials and reading one in detail."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from decimal import Decimal
+
+from sqlalchemy import select
+
+from inventory_ai.assistant.tools.base import ToolContext, ToolExecutor
+from inventory_ai.models import StockLevel, StockMovement, Warehouse
+from inventory_ai.services import stats
+from inventory_ai.services.catalog import find_category, find_material, find_warehouse
+from inventory_ai.services.purchasing import pending_for
+from inventory_ai.services.search import SearchFilters, search_materials
+from inventory_ai.services.units import fmt_quantity
+
+
+def stock_by_material(session, material_ids: list[int]) -> dict[int, list[tuple[str, Decimal]]]:
+    rows = session.execute(
+        select(StockLevel.material_id, Warehouse.name_zh, StockLevel.quantity)
+        .join(Warehouse, Warehouse.id == StockLevel.warehouse_id)
+        .where(StockLevel.material_id.in_(material_ids))
+        .order_by(Warehouse.code)
+    ).all()
+    out: dict[int, list[tuple[str, Decimal]]] = defaultdict(list)
+    for material_id, warehouse, quantity in rows:
+        out[material_id].append((warehouse, quantity))
+    return out
+
+
+class SearchMaterials(ToolExecutor):
+    name = "search_materials"
+    description = (
+        "搜索原料/Search materials by Chinese name, pinyin, English word or code (M001). "
+        "Returns code, name, unit and stock per warehouse."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "keyword": {"type": "string", "minLength": 1, "maxLength": 100, "description": "e.g. 面粉, flour, M001"},
+            "category": {"type": "string", "description": "category name or code"},
+            "warehouse": {"type": "string", "description": "warehouse name or code"},
+            "in_stock": {"type": "boolean"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+        },
+        "required": ["keyword"],
+        "additionalProperties": False,
+    }
+
+    def execute(self, arguments: dict, context: ToolContext):
+        session = context.session
+        filters = SearchFilters(in_stock=bool(arguments.get("in_stock")))
+        if arguments.get("category"):
+            filters.category_id = find_category(session, arguments["category"]).id
+        if arguments.get("warehouse"):
+            filters.warehouse_id = find_warehouse(session, arguments["warehouse"]).id
+        page = search_materials(session, arguments["keyword"], filters, limit=arguments.get("limit", 10))
+        stock = stock_by_material(session, [m.id for m in page.materials])
+        rows = []
+        for m in page.materials:
+            levels = stock.get(m.id, [])
+            rows.append(
+                {
+                    "code": m.code,
+                    "name": m.name_zh,
+                    "name_en": m.name_en,
+                    "unit": m.unit,
+                    "stock": fmt_quantity(sum((q for _, q in levels), Decimal(0))),
+                    "warehouses": {w: fmt_quantity(q) for w, q in levels if q > 0},
+                }
+            )
+        return {
+            "total": page.total if not page.total_capped else f"{page.total}+",
+            "materials": rows,
+            "more_available": page.more_available,
+        }
+
+
+class GetMaterialDetail(ToolExecutor):
+    name = "get_material_detail"
+    description = "原料详情/One material's spec, supplier, cost, reorder point, stock per warehouse and recent movements."
+    parameters = {
+        "type": "object",
+        "properties": {"material": {"type": "string", "minLength": 1, "description": "code or exact name"}},
+        "required": ["material"],
+        "additionalProperties": False,
+    }
+
+    def execute(self, arguments: dict, context: ToolContext):
+        session = context.session
+        m = find_material(session, arguments["material"])
+        levels = stats.stock_levels_of(session, m.id)
+        total = sum((lv["quantity"] for lv in levels), Decimal(0))
+        recent = session.scalars(
+            select(StockMovement)
+            .where(StockMovement.material_id == m.id)
+            .order_by(StockMovement.created_at.desc(), StockMovement.id.desc())
+            .limit(5)
+        ).all()
+        return {
+            "code": m.code,
+            "name": m.name_zh,
+            "name_en": m.name_en,
+            "unit": m.unit,
+            "spec": m.spec,
+            "category": m.category.name_zh,
+            "supplier": m.supplier.name_zh if m.supplier else None,
+            "unit_cost_cny": format(m.unit_cost.quantize(Decimal("0.01")), "f"),
+            "reorder_point": fmt_quantity(m.reorder_point),
+            "stock": fmt_quantity(total),
+            "below_reorder_point": total < m.reorder_point,
+            "warehouses": {lv["warehouse"]: fmt_quantity(lv["quantity"]) for lv in levels},
+            "recent_movements": [
+                {
+                    "date": mv.created_at.date().isoformat(),
+                    "type": mv.movement_type,
+                    "quantity": fmt_quantity(mv.quantity),
+                    "warehouse": mv.warehouse.name_zh,
+                }
+                for mv in recent
+            ],
+            "pending_purchase_requests": len(pending_for(session, m.id)),
+        }

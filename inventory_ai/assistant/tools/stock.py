@@ -1,0 +1,156 @@
+"""Stock figures, the ledger history, and booking a movement (with the user's confirmation)."""
+
+from __future__ import annotations
+
+from inventory_ai.assistant.tools.base import PermissionDenied, ToolContext, ToolExecutor
+from inventory_ai.models import Role
+from inventory_ai.services import ledger, stats
+from inventory_ai.services.catalog import find_category, find_material, find_warehouse
+from inventory_ai.services.units import fmt_quantity
+
+# Staff book goods in and out; adjustments and transfers are a manager's call.
+MOVEMENTS_BY_ROLE = {
+    Role.WAREHOUSE_STAFF.value: {"inbound", "outbound"},
+    Role.WAREHOUSE_MANAGER.value: {"inbound", "outbound", "adjustment", "transfer"},
+    Role.ADMIN.value: {"inbound", "outbound", "adjustment", "transfer"},
+}
+
+
+def _scope(context: ToolContext, arguments: dict) -> stats.Scope:
+    scope = stats.Scope()
+    if arguments.get("warehouse"):
+        scope.warehouse_id = find_warehouse(context.session, arguments["warehouse"]).id
+    if arguments.get("category"):
+        scope.category_id = find_category(context.session, arguments["category"]).id
+    return scope
+
+
+class GetInventoryStats(ToolExecutor):
+    name = "get_inventory_stats"
+    description = "库存统计/Stock value and item counts by warehouse and category; how many are below reorder point."
+    parameters = {
+        "type": "object",
+        "properties": {"warehouse": {"type": "string"}, "category": {"type": "string"}},
+        "additionalProperties": False,
+    }
+
+    def execute(self, arguments: dict, context: ToolContext):
+        return stats.inventory_stats(context.session, _scope(context, arguments))
+
+
+class ListLowStock(ToolExecutor):
+    name = "list_low_stock"
+    description = "低库存/Materials below their reorder point, most urgent first."
+    parameters = {
+        "type": "object",
+        "properties": {
+            "warehouse": {"type": "string"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+        },
+        "additionalProperties": False,
+    }
+
+    def execute(self, arguments: dict, context: ToolContext):
+        result = stats.low_stock(context.session, _scope(context, arguments), limit=arguments.get("limit", 10))
+        result["more_available"] = result["total"] > len(result["items"])
+        return result
+
+
+class GetStockMovements(ToolExecutor):
+    name = "get_stock_movements"
+    description = "出入库记录/Recent stock movements, newest first, with totals in and out."
+    parameters = {
+        "type": "object",
+        "properties": {
+            "material": {"type": "string", "description": "code or name"},
+            "warehouse": {"type": "string"},
+            "days": {"type": "integer", "minimum": 1, "maximum": 366, "default": 30},
+            "movement_type": {"enum": ["inbound", "outbound", "adjustment", "transfer"]},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+        },
+        "additionalProperties": False,
+    }
+
+    def execute(self, arguments: dict, context: ToolContext):
+        session = context.session
+        flt = stats.MovementFilter(days=arguments.get("days", 30), movement_type=arguments.get("movement_type"))
+        if arguments.get("material"):
+            flt.material_id = find_material(session, arguments["material"]).id
+        if arguments.get("warehouse"):
+            flt.warehouse_id = find_warehouse(session, arguments["warehouse"]).id
+        limit = arguments.get("limit", 10)
+        found = stats.movements(session, flt, limit=limit)
+        return {
+            "total": found["total"],
+            "quantity_in": fmt_quantity(found["quantity_in"]),
+            "quantity_out": fmt_quantity(found["quantity_out"]),
+            "movements": [
+                {
+                    "date": mv.created_at.date().isoformat(),
+                    "code": mv.material.code,
+                    "name": mv.material.name_zh,
+                    "type": mv.movement_type,
+                    "quantity": fmt_quantity(mv.quantity),
+                    "unit": mv.material.unit,
+                    "warehouse": mv.warehouse.name_zh,
+                    "level_after": fmt_quantity(mv.level_after),
+                    "reason": mv.reason,
+                }
+                for mv in found["rows"]
+            ],
+            "more_available": found["total"] > limit,
+        }
+
+
+class RecordStockMovement(ToolExecutor):
+    name = "record_stock_movement"
+    description = (
+        "出入库登记/Book stock in, out, a stocktake adjustment (quantity = counted level) or a transfer "
+        "(needs to_warehouse). The user must confirm before it is booked."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "material": {"type": "string", "minLength": 1, "description": "code or name"},
+            "warehouse": {"type": "string", "minLength": 1},
+            "movement_type": {"enum": ["inbound", "outbound", "adjustment", "transfer"]},
+            "quantity": {"type": "number", "minimum": 0},
+            "unit": {"type": "string", "description": "kg, g, 斤, L, mL, pcs; default: the material's unit"},
+            "reason": {"type": "string", "minLength": 1, "maxLength": 500},
+            "to_warehouse": {"type": "string"},
+        },
+        "required": ["material", "warehouse", "movement_type", "quantity", "reason"],
+        "additionalProperties": False,
+    }
+    read_only = False
+    timeout_seconds = 15.0
+    allowed_roles = frozenset(MOVEMENTS_BY_ROLE)
+
+    def requires_confirmation(self, arguments: dict) -> bool:
+        return True
+
+    def _request(self, arguments: dict, context: ToolContext) -> ledger.BookingRequest:
+        allowed = MOVEMENTS_BY_ROLE.get(context.role, set())
+        if arguments["movement_type"] not in allowed:
+            raise PermissionDenied(
+                f"role {context.role} may not book {arguments['movement_type']}; "
+                f"allowed: {', '.join(sorted(allowed)) or 'none'}"
+            )
+        return ledger.BookingRequest(
+            material=arguments["material"],
+            warehouse=arguments["warehouse"],
+            movement_type=arguments["movement_type"],
+            quantity=arguments["quantity"],
+            unit=arguments.get("unit"),
+            reason=arguments["reason"],
+            to_warehouse=arguments.get("to_warehouse"),
+            user_id=context.user_id,
+            # One booking per tool call, however often it is retried or re-approved.
+            idempotency_key=f"chat:{context.message_id}:{context.tool_call_id}",
+        )
+
+    def describe_call(self, arguments: dict, context: ToolContext) -> str:
+        return ledger.describe_booking(context.session, self._request(arguments, context), context.language)
+
+    def execute(self, arguments: dict, context: ToolContext):
+        return ledger.book(context.engine, self._request(arguments, context)).as_dict()

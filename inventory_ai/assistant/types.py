@@ -1,0 +1,99 @@
+"""Small plain types passed between the loop, the tools and the providers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call as the model asked for it; `arguments` is the raw JSON text, kept unchanged."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_wire(self) -> dict:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    tool_call_id: str
+    name: str
+    status: Literal["success", "error", "pending_confirmation", "declined"]
+    content: str
+    error_type: str | None = None
+    duration_ms: int = 0
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_wire(self) -> dict:
+        """DashScope (and OpenAI-compatible) message shape."""
+        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            data["tool_calls"] = [c.to_wire() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            data["name"] = self.name
+        return data
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict
+
+    def to_wire(self) -> dict:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...]
+    language: str = "zh"
+
+
+# What a provider yields while it answers: deltas, then exactly one ModelReply.
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+    reasoning: str = ""
+
+
+ProviderChunk = TextDelta | ReasoningDelta | ModelReply

@@ -1,0 +1,54 @@
+"""flask seed, flask create-user, flask rebuild-search-index."""
+
+from __future__ import annotations
+
+import click
+from flask import Flask, current_app
+
+from inventory_ai.extensions import db
+from inventory_ai.models import ROLES, User
+
+
+def init_cli(app: Flask) -> None:
+    @app.cli.command("seed")
+    def seed_command() -> None:
+        """Load seed_data/ and the demo users; running it twice changes nothing."""
+        from inventory_ai.services.seeding import DEFAULT_DEMO_PASSWORD, seed
+
+        config = current_app.extensions["inventory_ai.config"]
+        password = config.demo_password
+        if not password:
+            password = DEFAULT_DEMO_PASSWORD
+            click.secho(
+                f"warning: INVENTORY_AI_DEMO_PASSWORD is not set; demo users get the development "
+                f"password {password!r}. Set it before exposing this server.",
+                fg="yellow",
+                err=True,
+            )
+        report = seed(db.session, password)
+        click.echo(f"seed: {report}")
+
+    @app.cli.command("create-user")
+    @click.argument("username")
+    @click.option("--role", type=click.Choice(ROLES), required=True)
+    @click.password_option()
+    def create_user(username: str, role: str, password: str) -> None:
+        """Create a user (the password is prompted, never echoed)."""
+        if db.session.query(User).filter_by(username=username).first():
+            raise click.ClickException(f"user {username!r} already exists")
+        user = User(username=username, role=role)
+        try:
+            user.set_password(password)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from exc
+        db.session.add(user)
+        db.session.commit()
+        click.echo(f"created {username} ({role})")
+
+    @app.cli.command("rebuild-search-index")
+    def rebuild_search_index() -> None:
+        """Recompute every material's search terms (after a bulk import or a change of rules)."""
+        from inventory_ai.services.search import rebuild_index
+
+        count = rebuild_index(db.session)
+        click.echo(f"indexed {count} materials")

@@ -1,0 +1,99 @@
+"""Errors: JSON `{"error": {"code", "message", "details"}}` on /api/, HTML pages elsewhere.
+
+No stack trace, path or secret ever leaves through here; unexpected errors are logged with the
+request id and the client gets that id to quote.
+"""
+
+from __future__ import annotations
+
+from flask import Flask, g, jsonify, request
+from werkzeug.exceptions import HTTPException
+
+from inventory_ai.logging import get_logger
+
+log = get_logger(__name__)
+
+
+class DomainError(Exception):
+    """A rule of the warehouse said no. Services raise these; tools and the API translate them."""
+
+    code = "invalid_request"
+    http_status = 400
+
+    def __init__(self, message: str, details: dict | None = None):
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+
+class InvalidInput(DomainError):
+    code = "invalid_input"
+    http_status = 422
+
+
+class NotFound(DomainError):
+    code = "not_found"
+    http_status = 404
+
+
+class Conflict(DomainError):
+    code = "conflict"
+    http_status = 409
+
+
+class Forbidden(DomainError):
+    code = "forbidden"
+    http_status = 403
+
+
+class InsufficientStock(DomainError):
+    code = "insufficient_stock"
+    http_status = 409
+
+
+def error_response(status: int, code: str, message: str, details: dict | None = None, headers=None):
+    body = {"error": {"code": code, "message": message}}
+    if details:
+        body["error"]["details"] = details
+    response = jsonify(body)
+    response.status_code = status
+    for key, value in (headers or {}).items():
+        response.headers[key] = value
+    return response
+
+
+def _wants_json() -> bool:
+    return request.path.startswith("/api/")
+
+
+def init_errors(app: Flask) -> None:
+    @app.errorhandler(DomainError)
+    def _domain(exc: DomainError):
+        return error_response(exc.http_status, exc.code, exc.message, exc.details)
+
+    @app.errorhandler(HTTPException)
+    def _http(exc: HTTPException):
+        if not _wants_json():
+            return exc
+        headers = dict(exc.get_headers())
+        headers.pop("Content-Type", None)
+        code = (exc.name or "error").lower().replace(" ", "_")
+        details = None
+        # flask-smorest / webargs put field errors here for 422.
+        data = getattr(exc, "data", None)
+        if isinstance(data, dict) and "messages" in data:
+            details = data["messages"]
+        message = exc.description if isinstance(exc.description, str) else exc.name
+        if exc.code == 422:
+            message = "validation failed: see details for each field"
+            code = "validation_error"
+        return error_response(exc.code or 500, code, message, details, headers)
+
+    @app.errorhandler(Exception)
+    def _unexpected(exc: Exception):
+        log.exception("unhandled_error", error_type=type(exc).__name__)
+        request_id = g.get("request_id", "")
+        message = f"internal error; quote request id {request_id}"
+        if _wants_json():
+            return error_response(500, "internal_error", message)
+        return message, 500

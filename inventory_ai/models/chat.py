@@ -1,0 +1,138 @@
+"""Conversations with the assistant, stored so a round is written the moment it completes.
+
+A user message and the assistant message that answers it are two rows. The assistant message
+holds only the final text; each tool round (text before the calls, the calls, their results)
+is its own row, so history can be expanded back into model messages exactly (seed 004).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from inventory_ai.extensions import db
+from inventory_ai.models.base import new_id, utcnow
+
+
+class MessageStatus(StrEnum):
+    RUNNING = "running"
+    AWAITING_CONFIRMATION = "awaiting_confirmation"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class CallStatus(StrEnum):
+    SUCCESS = "success"
+    ERROR = "error"
+    PENDING_CONFIRMATION = "pending_confirmation"
+    DECLINED = "declined"
+
+
+class Conversation(db.Model):
+    __tablename__ = "conversations"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    title: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+    messages: Mapped[list[ChatMessage]] = relationship(
+        back_populates="conversation", order_by="ChatMessage.created_seq", cascade="all, delete-orphan"
+    )
+
+
+class ChatMessage(db.Model):
+    __tablename__ = "messages"
+    __table_args__ = (
+        CheckConstraint("role IN ('user', 'assistant')", name="valid_role"),
+        CheckConstraint(
+            "status IN ('running', 'awaiting_confirmation', 'completed', 'failed', 'cancelled')",
+            name="valid_status",
+        ),
+        Index("ix_messages_conversation_seq", "conversation_id", "created_seq"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    conversation_id: Mapped[str] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
+    # Monotonic order inside a conversation; timestamps can tie.
+    created_seq: Mapped[int]
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(32), default=MessageStatus.COMPLETED.value)
+    language: Mapped[str] = mapped_column(String(8), default="zh")
+    error_code: Mapped[str | None] = mapped_column(String(64))
+    cancel_requested: Mapped[bool] = mapped_column(default=False)
+    input_tokens: Mapped[int] = mapped_column(default=0)
+    output_tokens: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    completed_at: Mapped[datetime | None]
+
+    conversation: Mapped[Conversation] = relationship(back_populates="messages")
+    rounds: Mapped[list[ToolRound]] = relationship(
+        back_populates="message", order_by="ToolRound.position", cascade="all, delete-orphan"
+    )
+
+
+class ToolRound(db.Model):
+    __tablename__ = "tool_rounds"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    message_id: Mapped[str] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int]
+    # Text the model produced before asking for tools (null when it went straight to calls).
+    assistant_response: Mapped[str | None] = mapped_column(Text)
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    duration_ms: Mapped[int] = mapped_column(default=0)
+
+    message: Mapped[ChatMessage] = relationship(back_populates="rounds")
+    calls: Mapped[list[ToolCallRecord]] = relationship(
+        back_populates="round", order_by="ToolCallRecord.position", cascade="all, delete-orphan"
+    )
+
+
+class ToolCallRecord(db.Model):
+    __tablename__ = "tool_calls"
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('success', 'error', 'pending_confirmation', 'declined')", name="valid_status"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    round_id: Mapped[int] = mapped_column(ForeignKey("tool_rounds.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int]
+    call_id: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(64))
+    # Exactly as the model sent them, so history replays the call unchanged.
+    arguments: Mapped[str] = mapped_column(Text)
+    description: Mapped[str | None] = mapped_column(String(500))
+    status: Mapped[str] = mapped_column(String(32))
+    # The `tool` message content sent back to the model (null while pending).
+    content: Mapped[str | None] = mapped_column(Text)
+    error_type: Mapped[str | None] = mapped_column(String(64))
+    duration_ms: Mapped[int] = mapped_column(default=0)
+
+    round: Mapped[ToolRound] = relationship(back_populates="calls")
+
+
+class ModelCall(db.Model):
+    """One request to the model provider: usage for metrics and cost."""
+
+    __tablename__ = "model_calls"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    message_id: Mapped[str] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    provider: Mapped[str] = mapped_column(String(32))
+    model: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16))
+    error_code: Mapped[str | None] = mapped_column(String(64))
+    input_tokens: Mapped[int] = mapped_column(default=0)
+    output_tokens: Mapped[int] = mapped_column(default=0)
+    duration_ms: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)

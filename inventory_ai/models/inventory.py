@@ -1,0 +1,175 @@
+"""The warehouse: materials, where they are, how much, and every movement that changed it."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+from enum import StrEnum
+
+from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from inventory_ai.extensions import db
+from inventory_ai.models.base import Money, Quantity, sortable_text, utcnow
+
+
+class MovementType(StrEnum):
+    INBOUND = "inbound"
+    OUTBOUND = "outbound"
+    ADJUSTMENT = "adjustment"
+    TRANSFER = "transfer"
+
+
+class Warehouse(db.Model):
+    __tablename__ = "warehouses"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    code: Mapped[str] = mapped_column(String(16), unique=True)
+    name_zh: Mapped[str] = mapped_column(String(100), unique=True)
+    name_en: Mapped[str] = mapped_column(String(100), unique=True)
+    location: Mapped[str | None] = mapped_column(String(200))
+
+
+class Category(db.Model):
+    __tablename__ = "categories"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    code: Mapped[str] = mapped_column(String(16), unique=True)
+    name_zh: Mapped[str] = mapped_column(String(100), unique=True)
+    name_en: Mapped[str] = mapped_column(String(100), unique=True)
+
+
+class Supplier(db.Model):
+    __tablename__ = "suppliers"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    code: Mapped[str] = mapped_column(String(16), unique=True)
+    name_zh: Mapped[str] = mapped_column(String(200))
+    name_en: Mapped[str] = mapped_column(String(200))
+    contact: Mapped[str | None] = mapped_column(String(200))
+
+
+class Material(db.Model):
+    __tablename__ = "materials"
+    __table_args__ = (
+        CheckConstraint("reorder_point >= 0", name="reorder_point_non_negative"),
+        CheckConstraint("unit_cost >= 0", name="unit_cost_non_negative"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    code: Mapped[str] = mapped_column(String(32), unique=True)
+    name_zh: Mapped[str] = mapped_column(sortable_text(200), index=True)
+    name_en: Mapped[str] = mapped_column(String(200))
+    # Lower-cased English name, indexed for exact-name and prefix ranking in search.
+    name_en_key: Mapped[str] = mapped_column(sortable_text(200), index=True)
+    unit: Mapped[str] = mapped_column(String(16))
+    spec: Mapped[str | None] = mapped_column(String(200))
+    category_id: Mapped[int] = mapped_column(ForeignKey("categories.id"), index=True)
+    supplier_id: Mapped[int | None] = mapped_column(ForeignKey("suppliers.id"), index=True)
+    reorder_point: Mapped[Quantity] = mapped_column(default=Decimal("0"))
+    unit_cost: Mapped[Money] = mapped_column(default=Decimal("0"))
+    active: Mapped[bool] = mapped_column(default=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+    category: Mapped[Category] = relationship()
+    supplier: Mapped[Supplier | None] = relationship()
+    levels: Mapped[list[StockLevel]] = relationship(back_populates="material")
+
+
+class MaterialSearchTerm(db.Model):
+    """Inverted index for search: terms computed in Python (CJK n-grams, pinyin, words, code).
+
+    One portable B-tree index serves SQLite and PostgreSQL alike: exact terms by equality,
+    prefixes by a range scan (see services/search.py and docs/architecture.md).
+    """
+
+    __tablename__ = "material_search_terms"
+
+    term: Mapped[str] = mapped_column(sortable_text(64), primary_key=True)
+    # 0 = code or name, 1 = spec / category / supplier: ranks name matches first.
+    field: Mapped[int] = mapped_column(primary_key=True)
+    material_id: Mapped[int] = mapped_column(
+        ForeignKey("materials.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+
+
+class StockLevel(db.Model):
+    __tablename__ = "stock_levels"
+    __table_args__ = (
+        UniqueConstraint("material_id", "warehouse_id", name="uq_stock_levels_material_warehouse"),
+        CheckConstraint("quantity >= 0", name="quantity_non_negative"),
+        Index("ix_stock_levels_warehouse_material", "warehouse_id", "material_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    material_id: Mapped[int] = mapped_column(ForeignKey("materials.id"))
+    warehouse_id: Mapped[int] = mapped_column(ForeignKey("warehouses.id"))
+    quantity: Mapped[Quantity] = mapped_column(default=Decimal("0"))
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+    material: Mapped[Material] = relationship(back_populates="levels")
+    warehouse: Mapped[Warehouse] = relationship()
+
+
+class StockMovement(db.Model):
+    """The ledger. `quantity` is the signed change to this (material, warehouse) level, so the
+    sum of a level's movements equals the level. A transfer writes two rows, out and in."""
+
+    __tablename__ = "stock_movements"
+    __table_args__ = (
+        CheckConstraint("quantity <> 0", name="quantity_not_zero"),
+        CheckConstraint("level_after >= 0", name="level_after_non_negative"),
+        # Half a unit of the last (3rd) decimal: exact on PostgreSQL's NUMERIC, and immune to
+        # the binary rounding of SQLite, which stores NUMERIC values as REAL.
+        CheckConstraint("abs(level_after - level_before - quantity) < 0.0005", name="level_arithmetic"),
+        CheckConstraint(
+            "movement_type IN ('inbound', 'outbound', 'adjustment', 'transfer')", name="valid_type"
+        ),
+        Index("ix_stock_movements_material_created", "material_id", "created_at"),
+        Index("ix_stock_movements_warehouse_created", "warehouse_id", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    material_id: Mapped[int] = mapped_column(ForeignKey("materials.id"))
+    warehouse_id: Mapped[int] = mapped_column(ForeignKey("warehouses.id"))
+    counterpart_warehouse_id: Mapped[int | None] = mapped_column(ForeignKey("warehouses.id"))
+    movement_type: Mapped[str] = mapped_column(String(16))
+    quantity: Mapped[Quantity]
+    level_before: Mapped[Quantity]
+    level_after: Mapped[Quantity]
+    reason: Mapped[str] = mapped_column(String(500))
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    idempotency_key: Mapped[str | None] = mapped_column(String(128), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+    material: Mapped[Material] = relationship()
+    warehouse: Mapped[Warehouse] = relationship(foreign_keys=[warehouse_id])
+    counterpart_warehouse: Mapped[Warehouse | None] = relationship(foreign_keys=[counterpart_warehouse_id])
+
+
+class PurchaseRequestStatus(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
+class PurchaseRequest(db.Model):
+    __tablename__ = "purchase_requests"
+    __table_args__ = (
+        CheckConstraint("quantity > 0", name="quantity_positive"),
+        CheckConstraint("status IN ('pending', 'approved', 'rejected')", name="valid_status"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    material_id: Mapped[int] = mapped_column(ForeignKey("materials.id"), index=True)
+    quantity: Mapped[Quantity]
+    needed_by: Mapped[date | None]
+    note: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), default=PurchaseRequestStatus.PENDING.value)
+    requested_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    decided_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    decided_at: Mapped[datetime | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    material: Mapped[Material] = relationship()

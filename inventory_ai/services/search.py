@@ -1,0 +1,260 @@
+"""Bilingual material search over an inverted index of terms computed in Python.
+
+Terms per material (stored in material_search_terms, one B-tree on (term, field, material_id)):
+  - CJK unigrams and bigrams of the Chinese name        面, 粉, 面粉        -> 1- and 2-character queries
+  - pinyin of the name, its bigrams and syllables      gaojinmianfen, mianfen, mian, gjmf, mf
+  - lower-cased English words                          bread, flour        -> words and prefixes
+  - the code                                           m001                -> codes and prefixes
+  - the same for spec, category and supplier, with field=1 so name matches rank first.
+
+A query is split into tokens; CJK runs become their bigrams (or the single character), ASCII
+words become prefix ranges. Every token must match (AND). Results are ranked in tiers, each an
+index lookup that stops as soon as the page is full: exact code, exact name, name prefix, name
+contains, then spec/category/supplier matches. No `LIKE '%q%'` scan anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pypinyin import Style, lazy_pinyin
+from sqlalchemy import and_, delete, exists, func, insert, select
+from sqlalchemy.orm import Session
+
+from inventory_ai.models import Category, Material, MaterialSearchTerm, StockLevel, Supplier
+
+NAME, DETAIL = 0, 1
+MAX_TERM = 64
+COUNT_CAP = 1000
+_HIGH = "\uffff"
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def normalise(text: str) -> str:
+    return unicodedata.normalize("NFKC", text or "").lower().strip()
+
+
+def _cjk_terms(run: str) -> set[str]:
+    terms = set(run)
+    terms.update(run[i : i + 2] for i in range(len(run) - 1))
+    return terms
+
+
+def _pinyin_terms(run: str) -> set[str]:
+    syllables = lazy_pinyin(run, errors="ignore")
+    initials = [s[0] for s in lazy_pinyin(run, style=Style.FIRST_LETTER, errors="ignore") if s]
+    terms = set(syllables)
+    terms.add("".join(syllables)[:MAX_TERM])
+    terms.add("".join(initials)[:MAX_TERM])
+    for i in range(len(syllables) - 1):
+        terms.add(syllables[i] + syllables[i + 1])
+        terms.add("".join(initials[i : i + 2]))
+    return {t for t in terms if t}
+
+
+def text_terms(text: str | None, with_pinyin: bool) -> set[str]:
+    text = normalise(text or "")
+    terms: set[str] = set()
+    for run in _CJK.findall(text):
+        terms |= _cjk_terms(run)
+        if with_pinyin:
+            terms |= _pinyin_terms(run)
+    terms.update(w[:MAX_TERM] for w in _WORD.findall(text))
+    return terms
+
+
+def material_terms(
+    material: Material, category: Category | None, supplier: Supplier | None
+) -> set[tuple[str, int]]:
+    name_terms = text_terms(material.name_zh, True) | text_terms(material.name_en, False)
+    name_terms.add(material.code.lower())
+    detail_text = " ".join(
+        t or ""
+        for t in (
+            material.spec,
+            category.name_zh if category else "",
+            category.name_en if category else "",
+            supplier.name_zh if supplier else "",
+            supplier.name_en if supplier else "",
+        )
+    )
+    detail_terms = text_terms(detail_text, True) - name_terms
+    return {(t, NAME) for t in name_terms} | {(t, DETAIL) for t in detail_terms}
+
+
+def index_material(session: Session, material: Material) -> None:
+    """Replace a material's terms; call after every write that changes its text."""
+    session.execute(delete(MaterialSearchTerm).where(MaterialSearchTerm.material_id == material.id))
+    category = material.category or (session.get(Category, material.category_id) if material.category_id else None)
+    supplier = material.supplier or (session.get(Supplier, material.supplier_id) if material.supplier_id else None)
+    rows = [
+        {"term": term, "field": fld, "material_id": material.id}
+        for term, fld in material_terms(material, category, supplier)
+    ]
+    if rows:
+        session.execute(insert(MaterialSearchTerm), rows)
+
+
+def rebuild_index(session: Session, batch: int = 2000) -> int:
+    session.execute(delete(MaterialSearchTerm))
+    count = 0
+    categories = {c.id: c for c in session.scalars(select(Category))}
+    suppliers = {s.id: s for s in session.scalars(select(Supplier))}
+    last_id = 0
+    while True:
+        materials = session.scalars(
+            select(Material).where(Material.id > last_id).order_by(Material.id).limit(batch)
+        ).all()
+        if not materials:
+            break
+        rows = [
+            {"term": term, "field": fld, "material_id": m.id}
+            for m in materials
+            for term, fld in material_terms(m, categories.get(m.category_id), suppliers.get(m.supplier_id))
+        ]
+        session.execute(insert(MaterialSearchTerm), rows)
+        count += len(materials)
+        last_id = materials[-1].id
+    session.commit()
+    return count
+
+
+# --- querying -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Token:
+    exact: tuple[str, ...] = ()  # every one of these terms must be present
+    prefix: str | None = None  # some term must start with this
+
+
+def parse_query(query: str) -> list[Token]:
+    text = normalise(query)
+    tokens: list[Token] = []
+    for piece in re.split(r"\s+", text):
+        for run in re.findall(r"[\u3400-\u9fff\uf900-\ufaff]+|[a-z0-9]+", piece):
+            if _CJK.fullmatch(run):
+                grams = (run,) if len(run) == 1 else tuple(run[i : i + 2] for i in range(len(run) - 1))
+                tokens.append(Token(exact=grams))
+            else:
+                tokens.append(Token(prefix=run[:MAX_TERM]))
+    return tokens
+
+
+@dataclass
+class SearchFilters:
+    category_id: int | None = None
+    warehouse_id: int | None = None
+    in_stock: bool = False
+
+
+@dataclass
+class SearchPage:
+    materials: list[Material]
+    total: int
+    total_capped: bool
+    offset: int
+    limit: int
+    tokens: list[Token] = field(default_factory=list)
+
+    @property
+    def more_available(self) -> bool:
+        return self.offset + len(self.materials) < self.total or self.total_capped
+
+
+def _term_ids(tokens: list[Token], fields: tuple[int, ...]):
+    """A SELECT of material ids having every token's terms in the given fields."""
+    selects = []
+    for token in tokens:
+        for term in token.exact:
+            selects.append(
+                select(MaterialSearchTerm.material_id).where(
+                    MaterialSearchTerm.term == term, MaterialSearchTerm.field.in_(fields)
+                )
+            )
+        if token.prefix:
+            selects.append(
+                select(MaterialSearchTerm.material_id).where(
+                    MaterialSearchTerm.term >= token.prefix,
+                    MaterialSearchTerm.term < token.prefix + _HIGH,
+                    MaterialSearchTerm.field.in_(fields),
+                )
+            )
+    if len(selects) == 1:
+        return selects[0]
+    first, *rest = selects
+    return first.intersect(*rest)
+
+
+def _filter_conditions(filters: SearchFilters) -> list:
+    conditions = [Material.active.is_(True)]
+    if filters.category_id is not None:
+        conditions.append(Material.category_id == filters.category_id)
+    if filters.warehouse_id is not None or filters.in_stock:
+        level = [StockLevel.material_id == Material.id]
+        if filters.warehouse_id is not None:
+            level.append(StockLevel.warehouse_id == filters.warehouse_id)
+        if filters.in_stock:
+            level.append(StockLevel.quantity > 0)
+        conditions.append(exists().where(and_(*level)))
+    return conditions
+
+
+def search_materials(
+    session: Session, query: str, filters: SearchFilters | None = None, limit: int = 10, offset: int = 0
+) -> SearchPage:
+    filters = filters or SearchFilters()
+    tokens = parse_query(query)
+    text = normalise(query)
+    if not tokens:
+        return SearchPage([], 0, False, offset, limit, tokens)
+    conditions = _filter_conditions(filters)
+    wanted = offset + limit
+    ids: list[int] = []
+    seen: set[int] = set()
+
+    def take(stmt) -> None:
+        need = wanted - len(ids)
+        if need <= 0:
+            return
+        for (mid,) in session.execute(stmt.limit(need + len(seen))):
+            if mid not in seen:
+                seen.add(mid)
+                ids.append(mid)
+                if len(ids) >= wanted:
+                    return
+
+    base = select(Material.id).where(*conditions)
+    # 1. exact code  2. exact name  3. name prefix (index range scans, not LIKE)
+    take(base.where(Material.code == text.upper()))
+    take(base.where((Material.name_zh == text) | (Material.name_en_key == text)).order_by(Material.id))
+    take(
+        base.where(
+            ((Material.name_zh > text) & (Material.name_zh < text + _HIGH))
+            | ((Material.name_en_key > text) & (Material.name_en_key < text + _HIGH))
+        ).order_by(Material.name_zh)
+    )
+    # 4. name contains every token  5. spec / category / supplier
+    name_ids = _term_ids(tokens, (NAME,)).subquery()
+    take(base.where(Material.id.in_(select(name_ids.c.material_id))).order_by(Material.id))
+    any_ids = _term_ids(tokens, (NAME, DETAIL)).subquery()
+    take(base.where(Material.id.in_(select(any_ids.c.material_id))).order_by(Material.id))
+
+    capped_ids = select(Material.id).where(*conditions, Material.id.in_(select(any_ids.c.material_id)))
+    total = session.scalar(select(func.count()).select_from(capped_ids.limit(COUNT_CAP + 1).subquery())) or 0
+    page_ids = ids[offset:wanted]
+    by_id = {m.id: m for m in session.scalars(select(Material).where(Material.id.in_(page_ids)))} if page_ids else {}
+    return SearchPage(
+        materials=[by_id[i] for i in page_ids if i in by_id],
+        total=min(total, COUNT_CAP),
+        total_capped=total > COUNT_CAP,
+        offset=offset,
+        limit=limit,
+        tokens=tokens,
+    )
+
+

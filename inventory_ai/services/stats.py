@@ -1,0 +1,150 @@
+"""Inventory figures: totals, stock value, items below their reorder point, movement history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+
+from sqlalchemy import case, func, select
+from sqlalchemy.orm import Session
+
+from inventory_ai.models import Category, Material, StockLevel, StockMovement, Warehouse, utcnow
+from inventory_ai.services.units import fmt_quantity
+
+ZERO = Decimal(0)
+
+
+@dataclass
+class Scope:
+    warehouse_id: int | None = None
+    category_id: int | None = None
+
+
+def _money(value) -> str:
+    return str(Decimal(value or 0).quantize(Decimal("0.01")))
+
+
+def inventory_stats(session: Session, scope: Scope) -> dict:
+    level_filter = [Material.active.is_(True)]
+    if scope.warehouse_id is not None:
+        level_filter.append(StockLevel.warehouse_id == scope.warehouse_id)
+    if scope.category_id is not None:
+        level_filter.append(Material.category_id == scope.category_id)
+    value = func.sum(StockLevel.quantity * Material.unit_cost)
+
+    def grouped(name_col, join_model, join_on) -> list[tuple]:
+        return session.execute(
+            select(name_col, func.count(func.distinct(Material.id)), value)
+            .select_from(StockLevel)
+            .join(Material, Material.id == StockLevel.material_id)
+            .join(join_model, join_on)
+            .where(*level_filter, StockLevel.quantity > 0)
+            .group_by(name_col)
+            .order_by(value.desc())
+        ).all()
+
+    by_warehouse = [
+        {"warehouse": name, "materials": count, "value_cny": _money(v)}
+        for name, count, v in grouped(Warehouse.name_zh, Warehouse, Warehouse.id == StockLevel.warehouse_id)
+    ]
+    by_category = [
+        {"category": name, "materials": count, "value_cny": _money(v)}
+        for name, count, v in grouped(Category.name_zh, Category, Category.id == Material.category_id)
+    ]
+    total_value = sum((Decimal(r["value_cny"]) for r in by_warehouse), ZERO)
+    low = low_stock(session, scope, limit=0)
+    return {
+        "materials_in_stock": session.scalar(
+            select(func.count(func.distinct(Material.id)))
+            .select_from(StockLevel)
+            .join(Material, Material.id == StockLevel.material_id)
+            .where(*level_filter, StockLevel.quantity > 0)
+        ),
+        "total_value_cny": str(total_value.quantize(Decimal("0.01"))),
+        "below_reorder_point": low["total"],
+        "by_warehouse": by_warehouse,
+        "by_category": by_category,
+    }
+
+
+def low_stock(session: Session, scope: Scope, limit: int = 20) -> dict:
+    """Materials whose stock (in the warehouse, or in all of them) is below the reorder point."""
+    on_hand = func.coalesce(func.sum(StockLevel.quantity), 0)
+    stmt = select(Material, on_hand.label("on_hand"))
+    if scope.warehouse_id is not None:
+        # Only what this warehouse stocks: a cold-store item is not "low" in the packaging store.
+        stmt = stmt.join(
+            StockLevel, (StockLevel.material_id == Material.id) & (StockLevel.warehouse_id == scope.warehouse_id)
+        )
+    else:
+        stmt = stmt.outerjoin(StockLevel, StockLevel.material_id == Material.id)
+    stmt = (
+        stmt
+        .where(Material.active.is_(True), Material.reorder_point > 0)
+        .group_by(Material.id)
+        .having(on_hand < Material.reorder_point)
+    )
+    if scope.category_id is not None:
+        stmt = stmt.where(Material.category_id == scope.category_id)
+    rows = session.execute(stmt).all()
+    # Most urgent first: the smallest share of the reorder point left.
+    rows.sort(key=lambda r: (Decimal(r.on_hand) / r[0].reorder_point, r[0].code))
+    items = [
+        {
+            "code": m.code,
+            "name": m.name_zh,
+            "name_en": m.name_en,
+            "quantity": fmt_quantity(Decimal(q)),
+            "reorder_point": fmt_quantity(m.reorder_point),
+            "shortfall": fmt_quantity(m.reorder_point - Decimal(q)),
+            "unit": m.unit,
+        }
+        for m, q in (rows[:limit] if limit else [])
+    ]
+    return {"total": len(rows), "items": items}
+
+
+def stock_levels_of(session: Session, material_id: int) -> list[dict]:
+    rows = session.execute(
+        select(Warehouse.name_zh, StockLevel.quantity)
+        .join(Warehouse, Warehouse.id == StockLevel.warehouse_id)
+        .where(StockLevel.material_id == material_id)
+        .order_by(Warehouse.code)
+    ).all()
+    return [{"warehouse": name, "quantity": qty} for name, qty in rows]
+
+
+@dataclass
+class MovementFilter:
+    material_id: int | None = None
+    warehouse_id: int | None = None
+    days: int | None = 30
+    movement_type: str | None = None
+
+
+def movements(session: Session, flt: MovementFilter, limit: int = 20, offset: int = 0) -> dict:
+    conditions = []
+    if flt.material_id is not None:
+        conditions.append(StockMovement.material_id == flt.material_id)
+    if flt.warehouse_id is not None:
+        conditions.append(StockMovement.warehouse_id == flt.warehouse_id)
+    if flt.movement_type:
+        conditions.append(StockMovement.movement_type == flt.movement_type)
+    if flt.days:
+        conditions.append(StockMovement.created_at >= utcnow() - timedelta(days=flt.days))
+    totals = session.execute(
+        select(
+            func.count(),
+            func.coalesce(func.sum(case((StockMovement.quantity > 0, StockMovement.quantity), else_=0)), 0),
+            func.coalesce(func.sum(case((StockMovement.quantity < 0, -StockMovement.quantity), else_=0)), 0),
+        ).where(*conditions)
+    ).one()
+    rows = session.scalars(
+        select(StockMovement)
+        .where(*conditions)
+        .order_by(StockMovement.created_at.desc(), StockMovement.id.desc())
+        .limit(limit)
+        .offset(offset)
+    ).all()
+    return {"total": totals[0], "quantity_in": Decimal(totals[1]), "quantity_out": Decimal(totals[2]), "rows": rows}
