@@ -48,3 +48,15 @@ def write_transaction(engine: Engine) -> Iterator[Session]:
         except BaseException:
             session.rollback()
             raise
+
+
+def begin_write(session: Session) -> None:
+    """End the session's read snapshot and start a transaction that will write.
+
+    On SQLite in WAL mode a transaction that read before another connection committed cannot
+    then write (SQLITE_BUSY_SNAPSHOT). The loop writes after tools have committed on their own
+    connections, so at those points it starts afresh, holding the write lock from the start.
+    """
+    session.commit()
+    if session.get_bind().dialect.name == "sqlite":
+        session.connection(execution_options={"sqlite_begin": "BEGIN IMMEDIATE"})

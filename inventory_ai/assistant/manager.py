@@ -42,6 +42,7 @@ from inventory_ai.assistant.tools.base import (
     from_domain,
 )
 from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, ReasoningDelta, TextDelta, ToolCall
+from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, DomainError, InvalidInput, NotFound
 from inventory_ai.logging import get_logger
 from inventory_ai.models import (
@@ -73,6 +74,11 @@ MODEL_FAILED = {
     "en": "Sorry, the model service failed ({code}). Your message is saved; please try again shortly.",
 }
 _CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def storable(text: str | None) -> str | None:
+    """Text from a model or a user as the database can keep it (PostgreSQL refuses NUL)."""
+    return text.replace("\x00", "\ufffd") if text else text
 
 
 def detect_language(text: str) -> str:
@@ -142,7 +148,7 @@ class ToolExecutionManager:
     # --- starting and resuming ---------------------------------------------------------------
 
     def prepare_message(self, session: Session, user: User, text: str, conversation_id: str | None) -> Turn:
-        text = (text or "").strip()
+        text = storable((text or "").strip())
         if not text:
             raise InvalidInput("message is empty")
         if len(text) > MAX_MESSAGE_CHARS:
@@ -271,6 +277,7 @@ class ToolExecutionManager:
             raise
         finally:
             record.duration_ms = int((time.monotonic() - started) * 1000)
+            begin_write(session)
             session.add(record)
             session.commit()
 
@@ -299,18 +306,19 @@ class ToolExecutionManager:
             yield ev.ToolCallStart(position, p.call.id, p.call.name, arguments, p.description)
 
         outcomes = self._run_calls(prepared, context)
+        begin_write(session)  # tools committed on their own connections meanwhile
 
         stored = ToolRound(
-            message_id=message.id, position=position, assistant_response=reply.text or None, started_at=utcnow()
+            message_id=message.id, position=position, assistant_response=storable(reply.text) or None, started_at=utcnow()
         )
         pending: list[ev.PendingCall] = []
         for index, (p, outcome) in enumerate(zip(prepared, outcomes, strict=True)):
             stored.calls.append(
                 ToolCallRecord(
                     position=index,
-                    call_id=p.call.id,
-                    name=p.call.name,
-                    arguments=p.call.arguments,
+                    call_id=storable(p.call.id)[:64],
+                    name=storable(p.call.name)[:64],
+                    arguments=storable(p.call.arguments) or "",
                     description=p.description,
                     status=outcome.status,
                     content=outcome.content,
@@ -490,6 +498,7 @@ class ToolExecutionManager:
                     outcome = _Outcome(CallStatus.ERROR.value, _error_content(error), error.type)
                 else:
                     outcome = self._invoke(_Prepared(ToolCall(record.call_id, record.name, record.arguments), tool, arguments), context)
+                    begin_write(session)
             else:
                 outcome = _Outcome(
                     CallStatus.DECLINED.value,
@@ -552,7 +561,8 @@ class ToolExecutionManager:
     def _finish(
         self, session: Session, message: ChatMessage, status: MessageStatus, text: str, error_code: str | None = None
     ) -> Iterator[ev.Event]:
-        message.content = text
+        begin_write(session)
+        message.content = storable(text)
         message.status = status.value
         message.error_code = error_code
         message.completed_at = utcnow()

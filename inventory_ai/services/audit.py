@@ -18,13 +18,13 @@ def sanitise(arguments: Any, depth: int = 0) -> Any:
         return "…"
     if isinstance(arguments, dict):
         return {
-            str(k)[:64]: ("[redacted]" if str(k).lower() in _SECRET_KEYS else sanitise(v, depth + 1))
+            str(k)[:64].replace("\x00", "\ufffd"): ("[redacted]" if str(k).lower() in _SECRET_KEYS else sanitise(v, depth + 1))
             for k, v in list(arguments.items())[:30]
         }
     if isinstance(arguments, list):
         return [sanitise(v, depth + 1) for v in arguments[:30]]
     if isinstance(arguments, str):
-        return scrub(arguments[:500])
+        return scrub(arguments[:500]).replace("\x00", "\ufffd")
     if isinstance(arguments, (int, float, bool)) or arguments is None:
         return arguments
     return scrub(str(arguments)[:500])

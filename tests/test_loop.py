@@ -1,0 +1,574 @@
+"""ToolExecutionManager with a scripted model: every rule of the loop, deterministic."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from decimal import Decimal
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import func, select
+
+from inventory_ai import create_app
+from inventory_ai.assistant.events import ConfirmationRequired, Delta, Done, ToolResultEvent
+from inventory_ai.assistant.providers.base import ProviderError
+from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.tools.base import ToolExecutor
+from inventory_ai.assistant.types import ModelReply
+from inventory_ai.config import config_for_tests
+from inventory_ai.errors import Conflict, NotFound
+from inventory_ai.extensions import db
+from inventory_ai.models import AuditEvent, ChatMessage, Intent, Material, ModelCall, StockLevel, ToolSetting
+from tests.scripted import ScriptedProvider, answer, call, calls, use
+
+
+def run(app, username: str, text: str, conversation_id: str | None = None):
+    user = _user(username)
+    turn = manager().prepare_message(db.session, user, text, conversation_id)
+    events = list(manager().run(db.session, turn))
+    return turn, events, db.session.get(ChatMessage, turn.message_id)
+
+
+def _user(username):
+    from inventory_ai.models import User
+
+    return db.session.query(User).filter_by(username=username).one()
+
+
+def tool_messages(request):
+    return [m for m in request.messages if m.role == "tool"]
+
+
+def content(request, index=-1) -> dict:
+    return json.loads(tool_messages(request)[index].content)
+
+
+def m001_level(session) -> Decimal:
+    session.expire_all()
+    return session.scalar(
+        select(func.sum(StockLevel.quantity)).join(Material).where(Material.code == "M001")
+    )
+
+
+# --- the basic shapes ------------------------------------------------------------------------
+
+
+def test_answer_without_tools(app):
+    model = use(app, ScriptedProvider(answer("你好！")))
+    _, events, message = run(app, "staff", "你好")
+    assert message.status == "completed" and message.content == "你好！"
+    assert [type(e) for e in events] == [Delta, Done]
+    offered = {t.name for t in model.requests[0].tools}
+    assert "search_materials" in offered and "create_new_intent" not in offered
+    assert model.requests[0].messages[0].role == "system"
+    assert model.requests[0].messages[-1].content == "你好"
+
+
+def test_one_tool_round_goes_back_as_a_tool_message(app):
+    model = use(
+        app,
+        ScriptedProvider(
+            calls(call("search_materials", {"keyword": "面粉"}, "call_1"), text="我来查一下。"),
+            answer("找到高筋面粉和低筋面粉。"),
+        ),
+    )
+    _, events, message = run(app, "staff", "帮我查找面粉原料")
+    assert message.status == "completed" and message.content == "找到高筋面粉和低筋面粉。"
+    second = model.requests[1]
+    asked = [m for m in second.messages if m.role == "assistant"][-1]
+    assert asked.content == "我来查一下。"
+    assert asked.tool_calls[0].id == "call_1" and json.loads(asked.tool_calls[0].arguments) == {"keyword": "面粉"}
+    result = content(second)
+    assert tool_messages(second)[0].tool_call_id == "call_1"
+    assert result["materials"][0]["code"] == "M001"
+    kinds = [e.kind for e in events]
+    assert kinds.index("tool_call_start") < kinds.index("tool_result") < kinds.index("done")
+    stored = message.rounds[0]
+    assert stored.assistant_response == "我来查一下。" and stored.calls[0].status == "success"
+    assert stored.calls[0].duration_ms >= 0
+
+
+def test_user_message_is_stored_before_the_model_is_called(app):
+    use(app, ScriptedProvider(ProviderError("boom", code="InternalError")))
+    turn, events, message = run(app, "staff", "帮我查找面粉原料")
+    assert message.status == "failed" and message.error_code == "InternalError"
+    user_message = db.session.scalar(
+        select(ChatMessage).where(ChatMessage.conversation_id == turn.conversation_id, ChatMessage.role == "user")
+    )
+    assert user_message.content == "帮我查找面粉原料"
+    assert events[-1].kind == "done" and any(e.kind == "error" for e in events)
+    assert "保存" in message.content  # the user is told the message is kept
+
+
+# --- refusing what must not run ---------------------------------------------------------------
+
+
+def test_forged_tool_name_is_refused_and_never_executed(app):
+    model = use(
+        app,
+        ScriptedProvider(
+            calls(call("create_new_intent", {"name": "evil", "keywords": ["x"], "tool_name": "search_materials"})),
+            answer("ok"),
+        ),
+    )
+    run(app, "staff", "add an intent")
+    error = content(model.requests[1])["error"]
+    assert error["type"] == "PermissionDenied"
+    assert "search_materials" in error["message"]  # the model is told what it has
+    assert db.session.scalar(select(Intent).where(Intent.name == "evil")) is None
+
+
+def test_hallucinated_tool_is_refused(app):
+    model = use(app, ScriptedProvider(calls(call("delete_all_stock", {})), answer("sorry")))
+    _, _, message = run(app, "staff", "wipe it")
+    assert content(model.requests[1])["error"]["type"] == "PermissionDenied"
+    assert message.rounds[0].calls[0].status == "error"
+
+
+def test_arguments_that_are_not_json_are_returned_with_the_expected_fields(app):
+    model = use(app, ScriptedProvider(calls(call("search_materials", "{keyword: 面粉")), answer("retry")))
+    run(app, "staff", "flour")
+    error = content(model.requests[1])["error"]
+    assert error["type"] == "InvalidArguments" and "not valid JSON" in error["message"]
+    assert "keyword: string" in error["message"]
+
+
+def test_schema_errors_are_all_listed(app):
+    model = use(
+        app,
+        ScriptedProvider(calls(call("search_materials", {"limit": 500, "colour": "red"})), answer("retry")),
+    )
+    run(app, "staff", "flour")
+    message = content(model.requests[1])["error"]["message"]
+    assert "'keyword' is a required property" in message
+    assert "limit: 500 is greater than the maximum of 50" in message
+    assert "colour" in message
+
+
+def test_a_tool_that_crashes_becomes_a_clean_error(app):
+    class Crashing(ToolExecutor):
+        name = "crashing_tool"
+        description = "crashes"
+        parameters = {"type": "object", "properties": {}, "additionalProperties": False}
+
+        def execute(self, arguments, context):
+            raise RuntimeError("secret path /etc/passwd and key sk-abcdefghijklmnop")
+
+    manager().registry.register(Crashing())
+    model = use(app, ScriptedProvider(calls(call("crashing_tool", {})), answer("sorry")))
+    run(app, "staff", "go")
+    text = tool_messages(model.requests[1])[0].content
+    assert json.loads(text)["error"]["type"] == "ExecutionFailed"
+    assert "/etc/passwd" not in text and "sk-" not in text and "Traceback" not in text
+
+
+def test_a_tool_that_times_out_is_reported_and_the_loop_goes_on(app):
+    class Slow(ToolExecutor):
+        name = "slow_tool"
+        description = "slow"
+        parameters = {"type": "object", "properties": {}, "additionalProperties": False}
+        timeout_seconds = 0.2
+
+        def execute(self, arguments, context):
+            time.sleep(2)
+            return {"late": True}
+
+    manager().registry.register(Slow())
+    model = use(app, ScriptedProvider(calls(call("slow_tool", {})), answer("it was slow")))
+    started = time.monotonic()
+    _, _, message = run(app, "staff", "go")
+    assert time.monotonic() - started < 1.5
+    assert content(model.requests[1])["error"]["type"] == "Timeout"
+    assert message.status == "completed"
+
+
+# --- parallel reads, serial writes -----------------------------------------------------------
+
+
+class Recorder:
+    def __init__(self):
+        self.spans: list[tuple[str, float, float]] = []
+        self.lock = threading.Lock()
+
+    def tool(self, name: str, read_only: bool, seconds: float) -> ToolExecutor:
+        recorder = self
+
+        class Recorded(ToolExecutor):
+            description = "records when it runs"
+            parameters = {"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": False}
+
+            def execute(self, arguments, context):
+                start = time.monotonic()
+                time.sleep(seconds)
+                with recorder.lock:
+                    recorder.spans.append((f"{name}{arguments.get('n', '')}", start, time.monotonic()))
+                return {"n": arguments.get("n")}
+
+        Recorded.name = name
+        Recorded.read_only = read_only
+        return Recorded()
+
+
+def test_reads_of_one_round_run_in_parallel_and_results_keep_call_order(app):
+    recorder = Recorder()
+    manager().registry.register(recorder.tool("slow_read", True, 0.3))
+    model = use(
+        app,
+        ScriptedProvider(
+            calls(*(call("slow_read", {"n": n}, f"call_{n}") for n in range(3))),
+            answer("done"),
+        ),
+    )
+    started = time.monotonic()
+    run(app, "staff", "go")
+    elapsed = time.monotonic() - started
+    assert elapsed < 0.75, f"three 0.3 s reads took {elapsed:.2f} s: not parallel"
+    results = tool_messages(model.requests[1])
+    assert [m.tool_call_id for m in results] == ["call_0", "call_1", "call_2"]
+    assert [json.loads(m.content)["n"] for m in results] == [0, 1, 2]
+
+
+def test_writes_run_one_by_one(app):
+    recorder = Recorder()
+    manager().registry.register(recorder.tool("slow_write", False, 0.1))
+    use(app, ScriptedProvider(calls(*(call("slow_write", {"n": n}, f"call_{n}") for n in range(3))), answer("done")))
+    run(app, "staff", "go")
+    spans = sorted(recorder.spans, key=lambda s: s[1])
+    assert [s[0] for s in spans] == ["slow_write0", "slow_write1", "slow_write2"]
+    for (_, _, end), (_, start, _) in zip(spans, spans[1:], strict=False):
+        assert start >= end, "writes overlapped"
+
+
+# --- limits ----------------------------------------------------------------------------------
+
+
+def test_iteration_cap_ends_with_a_summary_call_without_tools(app):
+    loop_forever = [calls(call("list_low_stock", {}, f"call_{i}")) for i in range(5)]
+    model = use(app, ScriptedProvider(*loop_forever, answer("以下是我目前查到的低库存原料。")))
+    _, _, message = run(app, "staff", "keep going")
+    assert len(model.requests) == 6
+    assert all(r.tools for r in model.requests[:5]) and model.requests[5].tools == ()
+    assert message.status == "completed" and message.content == "以下是我目前查到的低库存原料。"
+    assert len(message.rounds) == 5
+
+
+def test_apology_only_when_the_summary_call_fails(app):
+    loop_forever = [calls(call("list_low_stock", {}, f"call_{i}")) for i in range(5)]
+    use(app, ScriptedProvider(*loop_forever, ProviderError("down", code="InternalError")))
+    _, _, zh = run(app, "staff", "一直查")
+    assert zh.content == "抱歉，处理超时，请简化您的请求或重试。"
+    use(app, ScriptedProvider(*[calls(call("list_low_stock", {}, f"c{i}")) for i in range(5)], ProviderError("x")))
+    _, _, en = run(app, "staff", "keep going")
+    assert en.content.startswith("Sorry, this took too many steps")
+
+
+def test_iteration_cap_comes_from_the_environment(databases, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("INVENTORY_AI_MAX_TOOL_ITERATIONS", "2")
+    url = databases.fresh()
+    try:
+        from inventory_ai.config import Config
+
+        config = Config.from_env(tmp_path)
+        config.database_url, config.demo_password = url, "demo-password"
+        app = create_app(config)
+        with app.app_context():
+            model = use(app, ScriptedProvider(*[calls(call("list_low_stock", {}, f"c{i}")) for i in range(2)], answer("sum")))
+            run(app, "staff", "loop")
+            assert len(model.requests) == 3 and model.requests[2].tools == ()
+            db.session.remove()
+            db.engine.dispose()
+    finally:
+        databases.drop(url)
+
+
+def test_tool_call_budget_per_message(app):
+    many = calls(*(call("list_low_stock", {}, f"call_{i}") for i in range(25)))
+    model = use(app, ScriptedProvider(many, answer("enough")))
+    run(app, "staff", "all of it")
+    results = [json.loads(m.content) for m in tool_messages(model.requests[1])]
+    assert len(results) == 25
+    assert all("error" not in r for r in results[:20])
+    assert all(r["error"]["type"] == "ExecutionFailed" and "budget" in r["error"]["message"] for r in results[20:])
+
+
+def test_large_results_are_compacted_not_cut(app):
+    app.extensions["inventory_ai.assistant"].result_budget_chars = 1500
+    model = use(app, ScriptedProvider(calls(call("search_materials", {"keyword": "粉", "limit": 50})), answer("ok")))
+    run(app, "staff", "all powders")
+    raw = tool_messages(model.requests[1])[0].content
+    assert len(raw) <= 1500
+    data = json.loads(raw)  # still valid JSON
+    assert data["more_available"] is True and data["omitted_rows"]["materials"] > 0
+    assert data["materials"][0]["code"]
+
+
+# --- confirmation ----------------------------------------------------------------------------
+
+
+def booking(quantity=20, call_id="call_book"):
+    return call(
+        "record_stock_movement",
+        {"material": "M001", "warehouse": "主仓库", "movement_type": "outbound", "quantity": quantity, "unit": "kg", "reason": "生产领料"},
+        call_id,
+    )
+
+
+def test_booking_waits_for_approval_then_books_and_resumes(app, session):
+    model = use(app, ScriptedProvider(calls(booking()), answer("已出库 20 kg，剩余 80 kg。")))
+    turn, events, message = run(app, "staff", "高筋面粉出库20公斤")
+    assert message.status == "awaiting_confirmation"
+    confirm = [e for e in events if isinstance(e, ConfirmationRequired)][0]
+    assert confirm.pending[0].description == "出库 20 kg 高筋面粉 (M001)，主仓库"
+    assert m001_level(session) == Decimal("100")  # nothing booked yet
+
+    turn, call_ids, approve = manager().prepare_decision(session, _user("staff"), turn.message_id, True)
+    events = list(manager().decide(session, turn, call_ids, approve))
+    assert m001_level(session) == Decimal("80")
+    result = [e for e in events if isinstance(e, ToolResultEvent)][0]
+    assert result.status == "success" and json.loads(result.content)["level_after"] == "80"
+    message = session.get(ChatMessage, turn.message_id)
+    assert message.status == "completed" and message.content == "已出库 20 kg，剩余 80 kg。"
+    assert tool_messages(model.requests[1])[0].tool_call_id == "call_book"
+
+
+def test_rejecting_tells_the_model_and_books_nothing(app, session):
+    model = use(app, ScriptedProvider(calls(booking()), answer("好的，已取消。")))
+    turn, _, _ = run(app, "staff", "出库20公斤高筋面粉")
+    turn, call_ids, approve = manager().prepare_decision(session, _user("staff"), turn.message_id, False)
+    list(manager().decide(session, turn, call_ids, approve))
+    assert m001_level(session) == Decimal("100")
+    assert content(model.requests[1])["error"]["message"] == "declined by the user"
+    assert session.get(ChatMessage, turn.message_id).status == "completed"
+
+
+def test_pending_confirmation_survives_a_restart(app, session, database_url, tmp_path):
+    use(app, ScriptedProvider(calls(booking())))
+    turn, _, _ = run(app, "staff", "出库")
+    db.session.remove()
+
+    restarted = create_app(config_for_tests(database_url))  # a new process would see the same rows
+    with restarted.app_context():
+        use(restarted, ScriptedProvider(answer("done after restart")))
+        staff = _user("staff")
+        t, ids, approve = manager().prepare_decision(db.session, staff, turn.message_id, True)
+        list(manager().decide(db.session, t, ids, approve))
+        assert m001_level(db.session) == Decimal("80")
+        assert db.session.get(ChatMessage, turn.message_id).content == "done after restart"
+        db.session.remove()
+        db.engine.dispose()
+
+
+def test_only_the_owner_may_decide(app, session):
+    use(app, ScriptedProvider(calls(booking())))
+    turn, _, _ = run(app, "staff", "出库")
+    with pytest.raises(NotFound):
+        manager().prepare_decision(session, _user("manager"), turn.message_id, True)
+
+
+def test_decision_twice_is_a_conflict_and_books_once(app, session):
+    use(app, ScriptedProvider(calls(booking()), answer("ok")))
+    turn, _, _ = run(app, "staff", "出库")
+    t, ids, approve = manager().prepare_decision(session, _user("staff"), turn.message_id, True)
+    list(manager().decide(session, t, ids, approve))
+    with pytest.raises(Conflict):
+        manager().prepare_decision(session, _user("staff"), turn.message_id, True)
+    assert m001_level(session) == Decimal("80")
+
+
+def test_a_booking_that_cannot_be_made_fails_before_asking(app, session):
+    model = use(app, ScriptedProvider(calls(booking(quantity=500)), answer("not enough")))
+    _, _, message = run(app, "staff", "出库500公斤")
+    # Describing resolves names and units; stock is checked when booked, so this one still asks.
+    assert message.status == "awaiting_confirmation"
+    model.steps.append(answer("库存不足"))
+    t, ids, approve = manager().prepare_decision(session, _user("staff"), message.id, True)
+    list(manager().decide(session, t, ids, approve))
+    error = content(model.requests[1])["error"]
+    assert error["type"] == "ExecutionFailed" and "insufficient stock: have 100 kg, asked 500 kg" in error["message"]
+    assert m001_level(session) == Decimal("100")
+
+
+def test_unknown_material_in_a_booking_is_an_error_not_a_question(app):
+    bad = call("record_stock_movement", {"material": "火箭燃料", "warehouse": "主仓库", "movement_type": "outbound", "quantity": 1, "reason": "x"})
+    model = use(app, ScriptedProvider(calls(bad), answer("no such material")))
+    _, _, message = run(app, "staff", "出库火箭燃料")
+    assert message.status == "completed"
+    assert content(model.requests[1])["error"]["type"] == "NotFound"
+
+
+def test_staff_may_not_adjust_but_managers_may(app, session):
+    adjust = call("record_stock_movement", {"material": "M001", "warehouse": "主仓库", "movement_type": "adjustment", "quantity": 90, "reason": "盘点"})
+    model = use(app, ScriptedProvider(calls(adjust), answer("no")))
+    run(app, "staff", "盘点")
+    assert content(model.requests[1])["error"]["type"] == "PermissionDenied"
+    use(app, ScriptedProvider(calls(adjust), answer("asked")))
+    _, _, message = run(app, "manager", "盘点")
+    assert message.status == "awaiting_confirmation"
+
+
+# --- cancel ----------------------------------------------------------------------------------
+
+
+def test_cancel_stops_at_the_next_safe_point(app, session):
+    def cancel_then_call(request):
+        waiting = session.scalar(select(ChatMessage).where(ChatMessage.status == "running"))
+        manager().cancel(session, _user("staff"), waiting.id)
+        return calls(call("list_low_stock", {}))
+
+    use(app, ScriptedProvider(cancel_then_call, answer("should not be asked")))
+    _, events, message = run(app, "staff", "what is low?")
+    assert message.status == "cancelled"
+    assert events[-1].kind == "done" and events[-1].status == "cancelled"
+
+
+def test_cancel_while_awaiting_confirmation_declines_the_booking(app, session):
+    use(app, ScriptedProvider(calls(booking())))
+    turn, _, _ = run(app, "staff", "出库")
+    message = manager().cancel(session, _user("staff"), turn.message_id)
+    assert message.status == "cancelled"
+    assert message.rounds[0].calls[0].status == "declined"
+    assert m001_level(session) == Decimal("100")
+
+
+def test_a_client_that_disconnects_cancels_the_message(app, session):
+    use(app, ScriptedProvider(calls(call("list_low_stock", {})), answer("never seen")))
+    turn = manager().prepare_message(session, _user("staff"), "low?", None)
+    stream = manager().run(session, turn)
+    next(stream)  # the first event arrives, then the page is closed
+    stream.close()
+    assert session.get(ChatMessage, turn.message_id).status == "cancelled"
+
+
+# --- history, audit, usage, settings ---------------------------------------------------------
+
+
+def test_a_follow_up_replays_the_stored_rounds(app):
+    model = use(
+        app,
+        ScriptedProvider(
+            calls(call("search_materials", {"keyword": "面粉"}, "call_a"), text="查一下"),
+            answer("有 13 种。"),
+            answer("高筋面粉有 100 kg。"),
+        ),
+    )
+    turn, _, _ = run(app, "staff", "面粉有哪些？")
+    run(app, "staff", "高筋的呢？", turn.conversation_id)
+    wire = [m.to_wire() for m in model.requests[2].messages[1:]]
+    assert [m["role"] for m in wire] == ["user", "assistant", "tool", "assistant", "user"]
+    assert wire[1]["content"] == "查一下"
+    assert wire[1]["tool_calls"] == [
+        {"id": "call_a", "type": "function", "function": {"name": "search_materials", "arguments": '{"keyword": "面粉"}'}}
+    ]
+    assert wire[2]["tool_call_id"] == "call_a" and json.loads(wire[2]["content"])["total"] >= 4
+    assert wire[3] == {"role": "assistant", "content": "有 13 种。"}
+
+
+def test_a_new_message_waits_while_one_awaits_confirmation(app):
+    use(app, ScriptedProvider(calls(booking())))
+    turn, _, _ = run(app, "staff", "出库")
+    with pytest.raises(Conflict):
+        manager().prepare_message(db.session, _user("staff"), "again", turn.conversation_id)
+
+
+def test_another_users_conversation_is_not_found(app):
+    use(app, ScriptedProvider(answer("hi")))
+    turn, _, _ = run(app, "staff", "hi")
+    with pytest.raises(NotFound):
+        manager().prepare_message(db.session, _user("manager"), "peek", turn.conversation_id)
+
+
+def test_every_execution_is_audited_without_secrets(app, session):
+    use(
+        app,
+        ScriptedProvider(
+            calls(call("search_materials", {"keyword": "sk-abcdefghijklmnopqrstu"}), call("nope", {})),
+            answer("ok"),
+        ),
+    )
+    run(app, "staff", "find")
+    events = session.scalars(select(AuditEvent).where(AuditEvent.action == "tool_call").order_by(AuditEvent.id)).all()
+    assert [(e.tool_name, e.status) for e in events] == [("search_materials", "success"), ("nope", "error")]
+    assert events[0].arguments == {"keyword": "[redacted]"}
+    assert events[1].error_type == "PermissionDenied" and events[0].role == "warehouse_staff"
+
+
+def test_usage_is_stored_per_model_call(app, session):
+    use(app, ScriptedProvider(calls(call("list_low_stock", {})), answer("ok")))
+    _, _, message = run(app, "staff", "low")
+    rows = session.scalars(select(ModelCall).where(ModelCall.message_id == message.id)).all()
+    assert [(r.input_tokens, r.output_tokens, r.status) for r in rows] == [(10, 5, "success"), (20, 8, "success")]
+    assert (message.input_tokens, message.output_tokens) == (30, 13)
+
+
+def test_a_tool_disabled_by_an_admin_is_gone_on_the_next_message(app, session):
+    model = use(app, ScriptedProvider(answer("a"), calls(call("list_low_stock", {})), answer("b")))
+    run(app, "staff", "first")
+    assert "list_low_stock" in {t.name for t in model.requests[0].tools}
+    session.add(ToolSetting(tool_name="list_low_stock", enabled=False))
+    session.commit()
+    run(app, "staff", "second")
+    assert "list_low_stock" not in {t.name for t in model.requests[1].tools}
+    assert content(model.requests[2])["error"]["type"] == "PermissionDenied"
+
+
+def test_admins_can_grant_a_tool_to_another_role(app, session):
+    session.add(ToolSetting(tool_name="create_purchase_request", allowed_roles=["warehouse_staff", "admin"]))
+    session.commit()
+    model = use(app, ScriptedProvider(answer("x"), answer("y")))
+    run(app, "staff", "hi")
+    run(app, "manager", "hi")
+    assert "create_purchase_request" in {t.name for t in model.requests[0].tools}
+    assert "create_purchase_request" not in {t.name for t in model.requests[1].tools}
+
+
+# --- property: whatever the model sends, the manager holds ---------------------------------
+
+
+class Spy(ToolExecutor):
+    name = "admin_spy"
+    description = "admin only; records executions"
+    parameters = {"type": "object", "properties": {"x": {"type": "integer"}}, "additionalProperties": False}
+    allowed_roles = frozenset({"admin"})
+    executions = 0
+
+    def execute(self, arguments, context):
+        Spy.executions += 1
+        return {"ok": True}
+
+
+names = st.sampled_from(
+    ["search_materials", "list_low_stock", "get_material_detail", "admin_spy", "create_new_intent", "rm_rf", "", "SEARCH"]
+)
+raw_arguments = st.one_of(
+    st.dictionaries(st.sampled_from(["keyword", "material", "limit", "x", "warehouse", "zzz"]), st.one_of(st.integers(), st.text(max_size=12), st.none(), st.booleans()), max_size=4).map(json.dumps),
+    st.text(max_size=30),
+    st.just("null"),
+    st.just("[1,2]"),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rounds=st.lists(st.lists(st.tuples(names, raw_arguments), min_size=1, max_size=4), min_size=1, max_size=6))
+def test_random_tool_calls_never_escape_the_manager(app, rounds):
+    if manager().registry.get("admin_spy") is None:
+        manager().registry.register(Spy())
+    Spy.executions = 0
+    script = [calls(*(call(n, a, f"call_{r}_{i}") for i, (n, a) in enumerate(batch))) for r, batch in enumerate(rounds)]
+    use(app, ScriptedProvider(*script, *[answer("end")] * 2))
+    _, events, message = run(app, "staff", "fuzz")
+    assert Spy.executions == 0
+    assert message.status in ("completed", "awaiting_confirmation")
+    assert events[-1].kind in ("done", "confirmation_required")
+    if message.status == "awaiting_confirmation":
+        manager().cancel(db.session, _user("staff"), message.id)
+
+
+def test_model_reply_with_tool_calls_and_stop_reason_still_runs_the_tools(app):
+    reply = ModelReply(text="", tool_calls=(call("list_low_stock", {}),), finish_reason="stop")
+    model = use(app, ScriptedProvider(reply, answer("ok")))
+    run(app, "staff", "low")
+    assert len(model.requests) == 2 and tool_messages(model.requests[1])
