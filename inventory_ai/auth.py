@@ -20,7 +20,7 @@ from inventory_ai.models import ApiToken, User, hash_token, utcnow
 TOKEN_PREFIX = "iai_"
 _WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 # Reachable without a CSRF token: logging in creates the session the token belongs to.
-_CSRF_FREE_ENDPOINTS = {"api_auth.login"}
+_CSRF_FREE_ENDPOINTS = {"api_auth.Login"}
 
 
 def init_app(app: Flask) -> None:

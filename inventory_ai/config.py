@@ -50,6 +50,7 @@ class Config:
     max_tool_calls_per_message: int = 20
     tool_result_budget_chars: int = 6000
     model_timeout_seconds: float = 60.0
+    model_backoff_seconds: float = 0.5
     testing: bool = False
 
     @classmethod

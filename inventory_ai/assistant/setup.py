@@ -64,6 +64,7 @@ def provider_factory(config: Config):
                 model=config.llm_model,
                 base_url=config.dashscope_base_url,
                 timeout_seconds=config.model_timeout_seconds,
+                backoff_seconds=config.model_backoff_seconds,
                 breaker=breaker,
             )
 
