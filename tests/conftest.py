@@ -15,6 +15,8 @@ from pathlib import Path
 
 import flask_migrate
 import pytest
+from flask import g
+from flask.testing import FlaskClient
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -102,10 +104,20 @@ def database_url(databases) -> Iterator[str]:
     databases.drop(url)
 
 
+class FreshUserClient(FlaskClient):
+    """The fixture keeps an app context pushed for db access, and Flask-Login caches the user in
+    `g`; a real server starts every request without it, so this client does too."""
+
+    def open(self, *args, **kwargs):
+        g.pop("_login_user", None)
+        return super().open(*args, **kwargs)
+
+
 @pytest.fixture
 def app(database_url, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # instance/ goes to a temporary folder
     app = create_app(config_for_tests(database_url))
+    app.test_client_class = FreshUserClient
     with app.app_context():
         yield app
         db.session.remove()
