@@ -16,6 +16,7 @@ from inventory_ai.extensions import db
 from inventory_ai.models import Category, StockLevel, Warehouse
 from inventory_ai.services.catalog import find_material
 from inventory_ai.services.intents import active_intents
+from inventory_ai.services.search import search_materials
 
 EXTENSION_KEY = "inventory_ai.assistant"
 
@@ -49,6 +50,7 @@ def offline_lexicon(session: Session) -> Lexicon:
         warehouses=tuple(Place(w.code, w.name_zh, w.name_en) for w in session.scalars(select(Warehouse).order_by(Warehouse.code))),
         categories=tuple(Place(c.code, c.name_zh, c.name_en) for c in session.scalars(select(Category).order_by(func.length(Category.name_zh).desc()))),
         home_warehouse=home_warehouse,
+        known=lambda phrase: search_materials(session, phrase, limit=1).total > 0,
     )
 
 

@@ -54,6 +54,8 @@ class Lexicon:
     categories: tuple[Place, ...]
     # Where a material is usually booked: the warehouse holding most of it.
     home_warehouse: Callable[[str], str | None] = lambda _material: None
+    # Whether a phrase finds any material: picks the real keyword among leftover words.
+    known: Callable[[str], bool] = lambda _phrase: True
 
 
 # Words that carry no material meaning; removed before the keyword is read off what remains.
@@ -72,7 +74,8 @@ EN_FILLER = {
     "warehouse", "book", "booking", "items", "item", "raw", "ingredient", "ingredients", "details", "detail",
     "info", "information", "last", "past", "days", "day", "week", "month", "this", "recent", "by", "as",
 }
-_CODE = re.compile(r"\b[mM]\d{3,}\b")
+# No \b: CJK characters are word characters, so "查看M002的" has no boundary around the code.
+_CODE = re.compile(r"(?<![A-Za-z0-9])[mM]\d{3,}(?![0-9])")
 _QTY = re.compile(
     r"(\d+(?:\.\d+)?)\s*(公斤|千克|kgs?|kilograms?|kilos?|克|grams?|g|斤|吨|tonnes?|tons?|t|毫升|ml|升|公升|"
     r"litres?|liters?|l|个|件|只|枚|张|根|片|pcs|pieces?|ea)?(?![a-z])",
@@ -86,7 +89,7 @@ _DAYS = [
     (re.compile(r"本月|这个月|一个月|this month|last month|past month", re.I), 30),
     (re.compile(r"半年|six months|6 months|half a year", re.I), 183),
 ]
-_DATE = re.compile(r"\b(20\d\d-\d\d-\d\d)\b")
+_DATE = re.compile(r"(?<!\d)(20\d\d-\d\d-\d\d)(?!\d)")
 DATA_TOOLS = ("list_low_stock", "search_materials", "get_stock_movements", "get_inventory_stats")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
 
@@ -214,8 +217,12 @@ class OfflineProvider:
                 if intent.tool_name == "format_report":
                     continue  # a report needs data first: the best data intent below
                 return _call(intent.tool_name, args)
-            if wants_report and "list_low_stock" in offered:
-                return _call("list_low_stock", {})
+            if wants_report:  # a report of what? the material named, else what is running low
+                keyword = self.material_phrase(text, [])
+                if keyword and self.lexicon.known(keyword) and "search_materials" in offered:
+                    return _call("search_materials", {"keyword": keyword})
+                if "list_low_stock" in offered:
+                    return _call("list_low_stock", {})
             return None
         last = results[-1]
         # A detail lookup that matched several materials: show them instead.
@@ -234,20 +241,25 @@ class OfflineProvider:
         """What is left of the text once intent words, places, quantities and filler are removed."""
         if match := _CODE.search(text):
             return match.group(0).upper()
-        rest = _QTY.sub(" ", text)
-        rest = _DATE.sub(" ", rest)
-        for pattern, _ in _DAYS:
+        rest = _DATE.sub(" ", text)
+        for pattern, _ in _DAYS:  # periods before quantities: "最近7天" is a period, not 7 of something
             rest = pattern.sub(" ", rest)
+        rest = _QTY.sub(" ", rest)
         removable = [h for h in hits] + [i for intent in self.lexicon.intents for i in intent.keywords]
         removable += [n for p in self.lexicon.warehouses for n in p.names()]
         for word in sorted(set(removable), key=len, reverse=True):
             rest = re.sub(re.escape(word), " ", rest, flags=re.I) if _is_cjk(word) else _drop_word(rest, word)
         for word in sorted(ZH_FILLER, key=len, reverse=True):
             rest = rest.replace(word, " ")
-        runs = [r for r in _CJK_RUN.findall(rest)]
+        runs = sorted(_CJK_RUN.findall(rest), key=len, reverse=True)
         if runs:
-            return max(runs, key=len)
+            return next((r for r in runs if self.lexicon.known(r)), runs[0])
         words = [w for w in re.findall(r"[a-z][a-z'-]*", rest.lower()) if w not in EN_FILLER]
+        for size in range(min(3, len(words)), 0, -1):  # the longest run of words that finds something
+            for start in range(len(words) - size + 1):
+                phrase = " ".join(words[start : start + size])
+                if self.lexicon.known(phrase):
+                    return phrase
         return " ".join(words[:3])
 
     def find_places(self, text: str, places: tuple[Place, ...]) -> list[str]:
