@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput
 from inventory_ai.models import Intent
 
@@ -38,6 +39,7 @@ def create_intent(
         raise InvalidInput("give at least one keyword")
     if any(len(k) > 50 for k in cleaned):
         raise InvalidInput("keywords are at most 50 characters")
+    begin_write(session)
     if session.scalar(select(Intent.id).where(Intent.name == name)) is not None:
         raise Conflict(f"an intent named {name!r} already exists")
     intent = Intent(

@@ -7,6 +7,7 @@ from datetime import date
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
 from inventory_ai.models import PurchaseRequest, PurchaseRequestStatus, User, utcnow
 from inventory_ai.services.catalog import find_material
@@ -23,6 +24,7 @@ def create_purchase_request(
     needed_by: str | date | None = None,
     note: str | None = None,
 ) -> PurchaseRequest:
+    begin_write(session)
     material = find_material(session, material_ref)
     amount = convert(parse_quantity(quantity), unit, material.unit)
     if amount <= 0:
@@ -48,6 +50,7 @@ def create_purchase_request(
 
 
 def decide(session: Session, request_id: int, approve: bool, user: User) -> PurchaseRequest:
+    begin_write(session)
     request = session.get(PurchaseRequest, request_id)
     if request is None:
         raise NotFound(f"no purchase request {request_id}")

@@ -96,6 +96,10 @@ class ToolExecutor(ABC):
     def requires_confirmation(self, arguments: dict) -> bool:
         return False
 
+    def permission_note(self, role: str) -> str | None:
+        """A limit inside the tool for this role (shown in docs/permissions.md), if any."""
+        return None
+
     def describe_call(self, arguments: dict, context: ToolContext) -> str:
         shown = ", ".join(f"{k}={v}" for k, v in arguments.items())
         return f"{self.name}({shown})"

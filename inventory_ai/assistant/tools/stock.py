@@ -129,6 +129,12 @@ class RecordStockMovement(ToolExecutor):
     def requires_confirmation(self, arguments: dict) -> bool:
         return True
 
+    def permission_note(self, role: str) -> str | None:
+        allowed = MOVEMENTS_BY_ROLE.get(role)
+        if allowed and allowed != set(MOVEMENTS_BY_ROLE[Role.ADMIN.value]):
+            return " and ".join(sorted(allowed)) + " only"
+        return None
+
     def _request(self, arguments: dict, context: ToolContext) -> ledger.BookingRequest:
         allowed = MOVEMENTS_BY_ROLE.get(context.role, set())
         if arguments["movement_type"] not in allowed:
