@@ -84,7 +84,7 @@ def test_bad_arguments_are_refused_by_the_schema(session, name):
 def test_results_are_what_the_model_needs(session):
     search = run(session, "search_materials", {"keyword": "面粉", "limit": 2})
     assert search["materials"][0] == {
-        "code": "M001", "name": "高筋面粉", "name_en": "Bread Flour", "unit": "kg", "stock": "100", "warehouses": {"主仓库": "100"},
+        "code": "M001", "name": "高筋面粉", "name_en": "Bread Flour", "stock": "100", "unit": "kg", "warehouse": "主仓库",
     }
     assert search["more_available"] is True and search["total"] >= 4
     detail = run(session, "get_material_detail", {"material": "高筋面粉"})

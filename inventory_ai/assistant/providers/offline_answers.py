@@ -68,9 +68,8 @@ def _search(zh, args, data):
     )
     lines = []
     for r in rows[:MAX_LINES]:
-        where = "，".join(f"{w} {q}" for w, q in r.get("warehouses", {}).items()) if zh else ", ".join(
-            f"{w} {q}" for w, q in r.get("warehouses", {}).items()
-        )
+        shares = r.get("warehouses") or ({r["warehouse"]: r["stock"]} if r.get("warehouse") else {})
+        where = ("，" if zh else ", ").join(f"{w} {q}" for w, q in shares.items())
         name = r["name"] if zh else f"{r['name_en']} {r['name']}"
         suffix = f"（{where}）" if zh and where else (f" ({where})" if where else "")
         lines.append(f"- {name} ({r['code']})：{r['stock']} {r['unit']}{suffix}" if zh else f"- {name} ({r['code']}): {r['stock']} {r['unit']}{suffix}")

@@ -31,18 +31,15 @@ def stock_by_material(session, material_ids: list[int]) -> dict[int, list[tuple[
 
 class SearchMaterials(ToolExecutor):
     name = "search_materials"
-    description = (
-        "搜索原料/Search materials by Chinese name, pinyin, English word or code (M001). "
-        "Returns code, name, unit and stock per warehouse."
-    )
+    description = "Find materials by Chinese name, pinyin, English word or code; with stock."
     parameters = {
         "type": "object",
         "properties": {
-            "keyword": {"type": "string", "minLength": 1, "maxLength": 100, "description": "e.g. 面粉, flour, M001"},
-            "category": {"type": "string", "description": "category name or code"},
-            "warehouse": {"type": "string", "description": "warehouse name or code"},
+            "keyword": {"type": "string", "minLength": 1, "maxLength": 100, "description": "面粉, flour, M001"},
+            "category": {"type": "string"},
+            "warehouse": {"type": "string"},
             "in_stock": {"type": "boolean"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50},
         },
         "required": ["keyword"],
         "additionalProperties": False,
@@ -59,17 +56,20 @@ class SearchMaterials(ToolExecutor):
         stock = stock_by_material(session, [m.id for m in page.materials])
         rows = []
         for m in page.materials:
-            levels = stock.get(m.id, [])
-            rows.append(
-                {
-                    "code": m.code,
-                    "name": m.name_zh,
-                    "name_en": m.name_en,
-                    "unit": m.unit,
-                    "stock": fmt_quantity(sum((q for _, q in levels), Decimal(0))),
-                    "warehouses": {w: fmt_quantity(q) for w, q in levels if q > 0},
-                }
-            )
+            held = [(w, q) for w, q in stock.get(m.id, []) if q > 0]
+            row = {
+                "code": m.code,
+                "name": m.name_zh,
+                "name_en": m.name_en,
+                "stock": fmt_quantity(sum((q for _, q in held), Decimal(0))),
+                "unit": m.unit,
+            }
+            # One warehouse is named; several are listed with their shares.
+            if len(held) == 1:
+                row["warehouse"] = held[0][0]
+            elif held:
+                row["warehouses"] = {w: fmt_quantity(q) for w, q in held}
+            rows.append(row)
         return {
             "total": page.total if not page.total_capped else f"{page.total}+",
             "materials": rows,
@@ -79,10 +79,10 @@ class SearchMaterials(ToolExecutor):
 
 class GetMaterialDetail(ToolExecutor):
     name = "get_material_detail"
-    description = "原料详情/One material's spec, supplier, cost, reorder point, stock per warehouse and recent movements."
+    description = "One material in full: spec, supplier, cost, reorder point, stock, recent movements."
     parameters = {
         "type": "object",
-        "properties": {"material": {"type": "string", "minLength": 1, "description": "code or exact name"}},
+        "properties": {"material": {"type": "string", "minLength": 1, "description": "code or name"}},
         "required": ["material"],
         "additionalProperties": False,
     }

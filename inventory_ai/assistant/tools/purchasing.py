@@ -10,14 +10,14 @@ from inventory_ai.services.units import fmt_quantity
 
 class CreatePurchaseRequest(ToolExecutor):
     name = "create_purchase_request"
-    description = "采购申请/Raise a purchase request for a material."
+    description = "Raise a purchase request for a material."
     parameters = {
         "type": "object",
         "properties": {
             "material": {"type": "string", "minLength": 1},
             "quantity": {"type": "number", "exclusiveMinimum": 0},
             "unit": {"type": "string"},
-            "needed_by": {"type": "string", "format": "date", "description": "YYYY-MM-DD"},
+            "needed_by": {"type": "string", "format": "date"},
             "note": {"type": "string", "maxLength": 2000},
         },
         "required": ["material", "quantity"],

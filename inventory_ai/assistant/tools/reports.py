@@ -8,13 +8,13 @@ from inventory_ai.services.reports import MAX_ROWS, format_report
 
 class FormatReport(ToolExecutor):
     name = "format_report"
-    description = "生成报表/Format rows from earlier results as a Markdown or CSV table."
+    description = "Format rows from earlier results as a Markdown or CSV table."
     parameters = {
         "type": "object",
         "properties": {
             "title": {"type": "string", "minLength": 1, "maxLength": 200},
             "rows": {"type": "array", "items": {"type": "object"}, "minItems": 1, "maxItems": MAX_ROWS},
-            "format": {"enum": ["markdown", "csv"], "default": "markdown"},
+            "format": {"enum": ["markdown", "csv"]},
         },
         "required": ["title", "rows"],
         "additionalProperties": False,

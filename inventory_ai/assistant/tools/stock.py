@@ -27,7 +27,7 @@ def _scope(context: ToolContext, arguments: dict) -> stats.Scope:
 
 class GetInventoryStats(ToolExecutor):
     name = "get_inventory_stats"
-    description = "库存统计/Stock value and item counts by warehouse and category; how many are below reorder point."
+    description = "Stock value and counts by warehouse and category."
     parameters = {
         "type": "object",
         "properties": {"warehouse": {"type": "string"}, "category": {"type": "string"}},
@@ -40,12 +40,12 @@ class GetInventoryStats(ToolExecutor):
 
 class ListLowStock(ToolExecutor):
     name = "list_low_stock"
-    description = "低库存/Materials below their reorder point, most urgent first."
+    description = "Materials below their reorder point, most urgent first."
     parameters = {
         "type": "object",
         "properties": {
             "warehouse": {"type": "string"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50},
         },
         "additionalProperties": False,
     }
@@ -58,15 +58,15 @@ class ListLowStock(ToolExecutor):
 
 class GetStockMovements(ToolExecutor):
     name = "get_stock_movements"
-    description = "出入库记录/Recent stock movements, newest first, with totals in and out."
+    description = "Stock movements, newest first, with totals in and out."
     parameters = {
         "type": "object",
         "properties": {
-            "material": {"type": "string", "description": "code or name"},
+            "material": {"type": "string"},
             "warehouse": {"type": "string"},
-            "days": {"type": "integer", "minimum": 1, "maximum": 366, "default": 30},
+            "days": {"type": "integer", "minimum": 1, "maximum": 366, "description": "default 30"},
             "movement_type": {"enum": ["inbound", "outbound", "adjustment", "transfer"]},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50},
         },
         "additionalProperties": False,
     }
@@ -105,17 +105,17 @@ class GetStockMovements(ToolExecutor):
 class RecordStockMovement(ToolExecutor):
     name = "record_stock_movement"
     description = (
-        "出入库登记/Book stock in, out, a stocktake adjustment (quantity = counted level) or a transfer "
-        "(needs to_warehouse). The user must confirm before it is booked."
+        "Book stock in, out, a stocktake adjustment (quantity = counted level) or a transfer "
+        "(to_warehouse). The user confirms before it is booked."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "material": {"type": "string", "minLength": 1, "description": "code or name"},
+            "material": {"type": "string", "minLength": 1},
             "warehouse": {"type": "string", "minLength": 1},
             "movement_type": {"enum": ["inbound", "outbound", "adjustment", "transfer"]},
             "quantity": {"type": "number", "minimum": 0},
-            "unit": {"type": "string", "description": "kg, g, 斤, L, mL, pcs; default: the material's unit"},
+            "unit": {"type": "string", "description": "kg, g, 斤, L, mL, pcs"},
             "reason": {"type": "string", "minLength": 1, "maxLength": 500},
             "to_warehouse": {"type": "string"},
         },
