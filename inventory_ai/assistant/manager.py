@@ -54,6 +54,7 @@ from inventory_ai.models import (
     ToolCallRecord,
     ToolRound,
     User,
+    new_id,
     utcnow,
 )
 from inventory_ai.services import audit
@@ -144,6 +145,9 @@ class ToolExecutionManager:
         self.result_budget_chars = result_budget_chars
         self._cancelled: set[str] = set()
         self._lock = threading.Lock()
+        # Reads run here, so each can be given up on at its timeout. Shared and bounded: a thread is
+        # not started per call, and a tool stuck past its timeout holds one of 32, not the process.
+        self._readers = ThreadPoolExecutor(max_workers=32, thread_name_prefix="tool-read")
 
     # --- starting and resuming ---------------------------------------------------------------
 
@@ -166,27 +170,20 @@ class ToolExecutionManager:
                     "this conversation has an answer still running or waiting for your confirmation",
                     {"message_id": waiting},
                 )
-        else:
-            conversation = Conversation(user_id=user.id, title=text[:80])
-            session.add(conversation)
-            session.flush()
-        seq = session.scalar(
-            select(func.coalesce(func.max(ChatMessage.created_seq), 0)).where(
-                ChatMessage.conversation_id == conversation.id
+            seq = session.scalar(
+                select(func.coalesce(func.max(ChatMessage.created_seq), 0)).where(
+                    ChatMessage.conversation_id == conversation.id
+                )
             )
-        )
+        else:
+            conversation = Conversation(id=new_id(), user_id=user.id, title=text[:80], messages=[])
+            session.add(conversation)
+            seq = 0
         language = detect_language(text)
-        session.add(
-            ChatMessage(conversation_id=conversation.id, created_seq=seq + 1, role="user", content=text, language=language)
-        )
-        answer = ChatMessage(
-            conversation_id=conversation.id,
-            created_seq=seq + 2,
-            role="assistant",
-            status=MessageStatus.RUNNING.value,
-            language=language,
-        )
-        session.add(answer)
+        answer = ChatMessage(created_seq=seq + 2, role="assistant", status=MessageStatus.RUNNING.value, language=language)
+        # Through the relationship, so the conversation's loaded history stays true in this session.
+        conversation.messages.append(ChatMessage(created_seq=seq + 1, role="user", content=text, language=language))
+        conversation.messages.append(answer)
         conversation.updated_at = utcnow()
         session.commit()
         return Turn(conversation.id, answer.id)
@@ -210,10 +207,11 @@ class ToolExecutionManager:
         user = session.get(User, message.conversation.user_id)
         toolbox = self.registry.toolbox_for(user.role, session)
         provider = self.provider_factory(session)
+        usage: list[ModelCall] = []  # written with the next stored step, in its transaction
         try:
             while True:
-                if self._cancel_requested(session, message):
-                    yield from self._finish(session, message, MessageStatus.CANCELLED, message.content or "")
+                if message.rounds and self._cancel_requested(session, message):
+                    yield from self._finish(session, message, MessageStatus.CANCELLED, message.content or "", usage=usage)
                     return
                 iteration = len(message.rounds)
                 with_tools = iteration < self.max_iterations
@@ -225,20 +223,20 @@ class ToolExecutionManager:
                 )
                 reply: ModelReply | None = None
                 try:
-                    reply = yield from self._ask(session, provider, request, message, user)
+                    reply = yield from self._ask(provider, request, message, user, usage)
                 except ProviderError as exc:
                     if not with_tools:  # the summary at the cap failed: the fixed apology
                         yield from self._finish(
-                            session, message, MessageStatus.FAILED, APOLOGY[message.language], "iteration_limit"
+                            session, message, MessageStatus.FAILED, APOLOGY[message.language], "iteration_limit", usage
                         )
                         return
-                    yield from self._fail(session, message, exc)
+                    yield from self._fail(session, message, exc, usage)
                     return
                 if not with_tools or not reply.tool_calls:
                     text = reply.text.strip() or (APOLOGY[message.language] if not with_tools else "")
-                    yield from self._finish(session, message, MessageStatus.COMPLETED, text)
+                    yield from self._finish(session, message, MessageStatus.COMPLETED, text, usage=usage)
                     return
-                pending = yield from self._execute_round(session, message, user, toolbox, reply, iteration)
+                pending = yield from self._execute_round(session, message, user, toolbox, reply, iteration, usage)
                 if pending:
                     message.status = MessageStatus.AWAITING_CONFIRMATION.value
                     session.commit()
@@ -250,8 +248,8 @@ class ToolExecutionManager:
             self._mark_cancelled(session, message)
             raise
 
-    def _ask(self, session, provider, request, message, user) -> Iterator[ev.Event]:
-        """One model call, streamed; returns the ModelReply and stores its usage either way."""
+    def _ask(self, provider, request, message, user, usage: list[ModelCall]) -> Iterator[ev.Event]:
+        """One model call, streamed; returns the ModelReply. Its usage row joins `usage` either way."""
         started = time.monotonic()
         record = ModelCall(message_id=message.id, user_id=user.id, provider=provider.name, model=provider.model)
         reply = None
@@ -277,14 +275,19 @@ class ToolExecutionManager:
             raise
         finally:
             record.duration_ms = int((time.monotonic() - started) * 1000)
-            begin_write(session)
-            session.add(record)
-            session.commit()
+            usage.append(record)
 
     # --- one round of tool calls -------------------------------------------------------------
 
     def _execute_round(
-        self, session: Session, message: ChatMessage, user: User, toolbox: Toolbox, reply: ModelReply, position: int
+        self,
+        session: Session,
+        message: ChatMessage,
+        user: User,
+        toolbox: Toolbox,
+        reply: ModelReply,
+        position: int,
+        usage: list[ModelCall],
     ) -> Iterator[ev.Event]:
         started = time.monotonic()
         used = sum(len(r.calls) for r in message.rounds)
@@ -307,6 +310,8 @@ class ToolExecutionManager:
 
         outcomes = self._run_calls(prepared, context)
         begin_write(session)  # tools committed on their own connections meanwhile
+        session.add_all(usage)
+        usage.clear()
 
         stored = ToolRound(
             message_id=message.id, position=position, assistant_response=storable(reply.text) or None, started_at=utcnow()
@@ -414,37 +419,25 @@ class ToolExecutionManager:
         return outcomes
 
     def _run_parallel(self, prepared: list[_Prepared], context: ToolContext) -> list[_Outcome]:
-        if len(prepared) <= 1:
-            return [self._invoke(p, context, timeout=True) for p in prepared]
-        pool = ThreadPoolExecutor(max_workers=min(8, len(prepared)), thread_name_prefix="tool")
-        try:
-            futures = [pool.submit(self._invoke, p, context) for p in prepared]
-            started = time.monotonic()
-            outcomes = []
-            for p, future in zip(prepared, futures, strict=True):
-                remaining = p.tool.timeout_seconds - (time.monotonic() - started)
-                try:
-                    outcomes.append(future.result(timeout=max(0.0, remaining)))
-                except FutureTimeout:
-                    outcomes.append(self._timeout(p))
-            return outcomes
-        finally:
-            pool.shutdown(wait=False)  # a timed-out read may finish in the background; nobody waits
+        """Reads start together; each is waited for until its own timeout, then reported as timed out
+        (it may still finish in the background, unobserved: it only reads)."""
+        futures = [self._readers.submit(self._invoke, p, context) for p in prepared]
+        started = time.monotonic()
+        outcomes = []
+        for p, future in zip(prepared, futures, strict=True):
+            remaining = p.tool.timeout_seconds - (time.monotonic() - started)
+            try:
+                outcomes.append(future.result(timeout=max(0.0, remaining)))
+            except FutureTimeout:
+                outcomes.append(self._timeout(p))
+        return outcomes
 
     def _timeout(self, p: _Prepared) -> _Outcome:
         error = Timeout(f"{p.call.name} did not finish within {p.tool.timeout_seconds:g} s")
         return _Outcome(CallStatus.ERROR.value, _error_content(error), error.type, int(p.tool.timeout_seconds * 1000))
 
-    def _invoke(self, p: _Prepared, context: ToolContext, timeout: bool = False) -> _Outcome:
-        """Run one tool in its own session. A lone read still gets its timeout, via a thread."""
-        if timeout and p.tool.read_only:
-            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool")
-            try:
-                return pool.submit(self._invoke, p, context).result(timeout=p.tool.timeout_seconds)
-            except FutureTimeout:
-                return self._timeout(p)
-            finally:
-                pool.shutdown(wait=False)
+    def _invoke(self, p: _Prepared, context: ToolContext) -> _Outcome:
+        """Run one tool in its own session."""
         started = time.monotonic()
         with Session(bind=context.engine, expire_on_commit=False) as session:
             ctx = replace(context, session=session, tool_call_id=p.call.id)
@@ -540,9 +533,10 @@ class ToolExecutionManager:
         return message
 
     def _cancel_requested(self, session: Session, message: ChatMessage) -> bool:
+        """Checked at each safe point. Every step before one commits, so the read below starts a
+        fresh snapshot and sees a cancel made by another process."""
         if message.id in self._cancelled:
             return True
-        session.commit()  # end the read snapshot so another process's cancel is visible
         return bool(session.scalar(select(ChatMessage.cancel_requested).where(ChatMessage.id == message.id)))
 
     def _mark_cancelled(self, session: Session, message: ChatMessage) -> None:
@@ -559,9 +553,16 @@ class ToolExecutionManager:
     # --- endings -----------------------------------------------------------------------------
 
     def _finish(
-        self, session: Session, message: ChatMessage, status: MessageStatus, text: str, error_code: str | None = None
+        self,
+        session: Session,
+        message: ChatMessage,
+        status: MessageStatus,
+        text: str,
+        error_code: str | None = None,
+        usage: list[ModelCall] | None = None,
     ) -> Iterator[ev.Event]:
         begin_write(session)
+        session.add_all(usage or [])
         message.content = storable(text)
         message.status = status.value
         message.error_code = error_code
@@ -571,14 +572,14 @@ class ToolExecutionManager:
             self._cancelled.discard(message.id)
         yield ev.Done(message.conversation_id, message.id, message.status, text)
 
-    def _fail(self, session: Session, message: ChatMessage, exc: ProviderError) -> Iterator[ev.Event]:
+    def _fail(self, session: Session, message: ChatMessage, exc: ProviderError, usage: list[ModelCall]) -> Iterator[ev.Event]:
         log.warning("model_failed", code=exc.code, message_id=message.id)
         if exc.retry_after is not None:
             text = UNAVAILABLE[message.language].format(s=exc.retry_after)
         else:
             text = MODEL_FAILED[message.language].format(code=exc.code)
         yield ev.ErrorEvent(exc.code, text, exc.retry_after)
-        yield from self._finish(session, message, MessageStatus.FAILED, text, exc.code)
+        yield from self._finish(session, message, MessageStatus.FAILED, text, exc.code, usage)
 
     def _audit(self, session, message, user, tool_name, arguments, status, error_type, duration_ms) -> None:
         audit.record(
