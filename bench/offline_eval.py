@@ -1,6 +1,6 @@
 """Accuracy of the offline provider on tests/offline_eval.py (first tool call and its arguments).
 
-    .venv/bin/python bench/offline_eval.py
+.venv/bin/python bench/offline_eval.py
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ def main() -> None:
                 misses.append((text, tool, args, got_tool, got_args))
     zh = sum(1 for c in CASES if any("\u4e00" <= ch <= "\u9fff" for ch in c[0]))
     print(f"cases: {len(CASES)} ({zh} Chinese, {len(CASES) - zh} English)")
-    print(f"accuracy (tool and arguments): {len(CASES) - len(misses)}/{len(CASES)} = {1 - len(misses) / len(CASES):.1%}")
+    print(
+        f"accuracy (tool and arguments): {len(CASES) - len(misses)}/{len(CASES)} = {1 - len(misses) / len(CASES):.1%}"
+    )
     for miss in misses:
         print("miss:", miss)
 

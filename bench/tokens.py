@@ -30,7 +30,14 @@ def main() -> None:
         registry = manager().registry
         print("| tool | definition tokens |\n|---|---|")
         for tool in registry.all():
-            spec = {"type": "function", "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters}}
+            spec = {
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                },
+            }
             print(f"| {tool.name} | {count(spec)} |")
         for role in ("warehouse_staff", "admin"):
             specs = [s.to_wire() for s in registry.toolbox_for(role, db.session).specs()]

@@ -39,7 +39,9 @@ def register_extensions(app: Flask) -> None:
     db.init_app(app)
     with app.app_context():
         install_sqlite_pragmas(db.engine)
-    migrate.init_app(app, db, directory=str(Path(__file__).parent.parent / "migrations"), render_as_batch=True)
+    migrate.init_app(
+        app, db, directory=str(Path(__file__).parent.parent / "migrations"), render_as_batch=True
+    )
     # CSRF is checked by auth.protect_writes, which knows bearer-token requests need none.
     app.config["WTF_CSRF_CHECK_DEFAULT"] = False
     csrf.init_app(app)

@@ -77,7 +77,9 @@ def bind_request_context(app: Flask) -> None:
         if request.path not in _QUIET_PATHS:
             started = g.get("request_started")
             duration_ms = int((time.perf_counter() - started) * 1000) if started else None
-            _access.info("request", method=request.method, status=response.status_code, duration_ms=duration_ms)
+            _access.info(
+                "request", method=request.method, status=response.status_code, duration_ms=duration_ms
+            )
         return response
 
 

@@ -92,7 +92,11 @@ class PostgresDatabases:
 
 @pytest.fixture(scope="session")
 def databases(tmp_path_factory):
-    dbs = PostgresDatabases(TEST_DATABASE_URL) if TEST_DATABASE_URL else SqliteDatabases(tmp_path_factory.mktemp("db"))
+    dbs = (
+        PostgresDatabases(TEST_DATABASE_URL)
+        if TEST_DATABASE_URL
+        else SqliteDatabases(tmp_path_factory.mktemp("db"))
+    )
     yield dbs
     dbs.close()
 

@@ -124,7 +124,10 @@ class DashScopeStub:
     def serve(self, handler, behaviour, body: dict, stream: bool) -> None:
         request_id = str(uuid.uuid4())
         if isinstance(behaviour, Error):
-            return handler._json(behaviour.status, {"code": behaviour.code, "message": behaviour.message, "request_id": request_id})
+            return handler._json(
+                behaviour.status,
+                {"code": behaviour.code, "message": behaviour.message, "request_id": request_id},
+            )
         if isinstance(behaviour, NonJson):
             data = behaviour.body.encode()
             handler.send_response(behaviour.status)
@@ -137,7 +140,9 @@ class DashScopeStub:
             time.sleep(behaviour.delay)
         if not stream:
             if isinstance(behaviour, StreamError):
-                return handler._json(500, {"code": behaviour.code, "message": behaviour.message, "request_id": request_id})
+                return handler._json(
+                    500, {"code": behaviour.code, "message": behaviour.message, "request_id": request_id}
+                )
             return handler._json(200, self._whole(behaviour, request_id))
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream;charset=UTF-8")
@@ -163,11 +168,20 @@ class DashScopeStub:
             message["reasoning_content"] = reply.reasoning
         if reply.tool_calls:
             message["tool_calls"] = [
-                {"index": i, "id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                {
+                    "index": i,
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": c["arguments"]},
+                }
                 for i, c in enumerate(reply.tool_calls)
             ]
         finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
-        return {"output": {"choices": [{"finish_reason": finish, "message": message}]}, "usage": self._usage(reply), "request_id": request_id}
+        return {
+            "output": {"choices": [{"finish_reason": finish, "message": message}]},
+            "usage": self._usage(reply),
+            "request_id": request_id,
+        }
 
     def _events(self, behaviour, request_id: str, incremental: bool):
         """Each event: (kind, http status, payload). Cumulative mode repeats everything so far."""
@@ -176,8 +190,16 @@ class DashScopeStub:
             for _ in range(behaviour.chunks):
                 sent += "部分"
                 piece = "部分" if incremental else sent
-                yield "result", 200, self._chunk({"role": "assistant", "content": piece}, "null", (5, 1), request_id)
-            yield "error", 500, {"code": behaviour.code, "message": behaviour.message, "request_id": request_id}
+                yield (
+                    "result",
+                    200,
+                    self._chunk({"role": "assistant", "content": piece}, "null", (5, 1), request_id),
+                )
+            yield (
+                "error",
+                500,
+                {"code": behaviour.code, "message": behaviour.message, "request_id": request_id},
+            )
             return
         reply: Reply = behaviour
         deltas: list[dict] = []
@@ -187,9 +209,31 @@ class DashScopeStub:
             deltas.append({"content": reply.content[i : i + 6]})
         for index, c in enumerate(reply.tool_calls):
             args = c["arguments"]
-            deltas.append({"tool_calls": [{"index": index, "id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": ""}}]})
+            deltas.append(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": c["id"],
+                            "type": "function",
+                            "function": {"name": c["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
             for j in range(0, len(args), 10):
-                deltas.append({"tool_calls": [{"index": index, "id": "", "type": "function", "function": {"arguments": args[j : j + 10]}}]})
+                deltas.append(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "id": "",
+                                "type": "function",
+                                "function": {"arguments": args[j : j + 10]},
+                            }
+                        ]
+                    }
+                )
         if not deltas:
             deltas.append({"content": ""})
         seen = {"content": "", "reasoning_content": ""}
@@ -198,12 +242,24 @@ class DashScopeStub:
         for n, delta in enumerate(deltas):
             last = n == len(deltas) - 1
             if incremental:
-                message = {"role": "assistant", "content": delta.get("content", ""), **{k: v for k, v in delta.items() if k != "content"}}
+                message = {
+                    "role": "assistant",
+                    "content": delta.get("content", ""),
+                    **{k: v for k, v in delta.items() if k != "content"},
+                }
             else:
                 for key in ("content", "reasoning_content"):
                     seen[key] += delta.get(key, "")
                 for fragment in delta.get("tool_calls", []):
-                    call = calls.setdefault(fragment["index"], {"index": fragment["index"], "id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+                    call = calls.setdefault(
+                        fragment["index"],
+                        {
+                            "index": fragment["index"],
+                            "id": "",
+                            "type": "function",
+                            "function": {"name": "", "arguments": ""},
+                        },
+                    )
                     call["id"] = fragment["id"] or call["id"]
                     call["function"]["name"] += fragment["function"].get("name", "")
                     call["function"]["arguments"] += fragment["function"].get("arguments", "")
@@ -213,7 +269,11 @@ class DashScopeStub:
                 if calls:
                     message["tool_calls"] = [json.loads(json.dumps(c)) for _, c in sorted(calls.items())]
             out_tokens = reply.usage[1] if last else n + 1
-            yield "result", 200, self._chunk(message, finish if last else "null", (reply.usage[0], out_tokens), request_id)
+            yield (
+                "result",
+                200,
+                self._chunk(message, finish if last else "null", (reply.usage[0], out_tokens), request_id),
+            )
 
     @staticmethod
     def _chunk(message: dict, finish: str, usage: tuple[int, int], request_id: str) -> dict:

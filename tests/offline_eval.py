@@ -33,22 +33,74 @@ CASES = [
     ("冷库有哪些缺货", "list_low_stock", {"warehouse": "冷库"}),
     ("需要补货的原料", "list_low_stock", {}),
     # --- Chinese: movements ---
-    ("最近7天高筋面粉的出库记录", "get_stock_movements", {"material": "高筋面粉", "days": 7, "movement_type": "outbound"}),
+    (
+        "最近7天高筋面粉的出库记录",
+        "get_stock_movements",
+        {"material": "高筋面粉", "days": 7, "movement_type": "outbound"},
+    ),
     ("本月入库记录", "get_stock_movements", {"days": 30, "movement_type": "inbound"}),
     ("查看M002的出入库流水", "get_stock_movements", {"material": "M002"}),
     ("今天的库存变动", "get_stock_movements", {"days": 1}),
     # --- Chinese: bookings ---
-    ("高筋面粉出库20公斤", "record_stock_movement", {"material": "高筋面粉", "quantity": 20, "unit": "kg", "movement_type": "outbound", "warehouse": "主仓库"}),
-    ("领料低筋面粉5kg", "record_stock_movement", {"material": "低筋面粉", "quantity": 5, "unit": "kg", "movement_type": "outbound"}),
-    ("细砂糖入库100公斤", "record_stock_movement", {"material": "细砂糖", "quantity": 100, "movement_type": "inbound"}),
-    ("收货 无盐黄油 50 kg 到冷库", "record_stock_movement", {"material": "无盐黄油", "quantity": 50, "movement_type": "inbound", "warehouse": "冷库"}),
-    ("盘点调整 M001 数量 95 公斤", "record_stock_movement", {"material": "M001", "quantity": 95, "movement_type": "adjustment"}),
-    ("把20公斤高筋面粉从主仓库调拨到冷库", "record_stock_movement", {"material": "高筋面粉", "quantity": 20, "movement_type": "transfer", "warehouse": "主仓库", "to_warehouse": "冷库"}),
-    ("出库鲜鸡蛋 3 斤", "record_stock_movement", {"material": "鲜鸡蛋", "quantity": 3, "unit": "斤", "movement_type": "outbound"}),
+    (
+        "高筋面粉出库20公斤",
+        "record_stock_movement",
+        {
+            "material": "高筋面粉",
+            "quantity": 20,
+            "unit": "kg",
+            "movement_type": "outbound",
+            "warehouse": "主仓库",
+        },
+    ),
+    (
+        "领料低筋面粉5kg",
+        "record_stock_movement",
+        {"material": "低筋面粉", "quantity": 5, "unit": "kg", "movement_type": "outbound"},
+    ),
+    (
+        "细砂糖入库100公斤",
+        "record_stock_movement",
+        {"material": "细砂糖", "quantity": 100, "movement_type": "inbound"},
+    ),
+    (
+        "收货 无盐黄油 50 kg 到冷库",
+        "record_stock_movement",
+        {"material": "无盐黄油", "quantity": 50, "movement_type": "inbound", "warehouse": "冷库"},
+    ),
+    (
+        "盘点调整 M001 数量 95 公斤",
+        "record_stock_movement",
+        {"material": "M001", "quantity": 95, "movement_type": "adjustment"},
+    ),
+    (
+        "把20公斤高筋面粉从主仓库调拨到冷库",
+        "record_stock_movement",
+        {
+            "material": "高筋面粉",
+            "quantity": 20,
+            "movement_type": "transfer",
+            "warehouse": "主仓库",
+            "to_warehouse": "冷库",
+        },
+    ),
+    (
+        "出库鲜鸡蛋 3 斤",
+        "record_stock_movement",
+        {"material": "鲜鸡蛋", "quantity": 3, "unit": "斤", "movement_type": "outbound"},
+    ),
     # --- Chinese: purchasing ---
-    ("申请采购低筋面粉500公斤", "create_purchase_request", {"material": "低筋面粉", "quantity": 500, "unit": "kg"}),
+    (
+        "申请采购低筋面粉500公斤",
+        "create_purchase_request",
+        {"material": "低筋面粉", "quantity": 500, "unit": "kg"},
+    ),
     ("请购M031 200升", "create_purchase_request", {"material": "M031", "quantity": 200, "unit": "L"}),
-    ("订购全脂奶粉 100kg，2026-12-01前到", "create_purchase_request", {"material": "全脂奶粉", "quantity": 100, "needed_by": "2026-12-01"}),
+    (
+        "订购全脂奶粉 100kg，2026-12-01前到",
+        "create_purchase_request",
+        {"material": "全脂奶粉", "quantity": 100, "needed_by": "2026-12-01"},
+    ),
     # --- Chinese: reports start with their data ---
     ("生成低库存报表", "list_low_stock", {}),
     ("导出面粉库存表格", "search_materials", {"keyword": "面粉"}),
@@ -84,14 +136,42 @@ CASES = [
     ("recent deliveries", "get_stock_movements", {"movement_type": "inbound"}),
     ("history of cake flour this month", "get_stock_movements", {"material": "cake flour", "days": 30}),
     # --- English: bookings ---
-    ("book out 20 kg M001", "record_stock_movement", {"material": "M001", "quantity": 20, "unit": "kg", "movement_type": "outbound"}),
-    ("book 20 kg of bread flour out", "record_stock_movement", {"material": "bread flour", "quantity": 20, "movement_type": "outbound"}),
-    ("receive 200 kg caster sugar", "record_stock_movement", {"material": "caster sugar", "quantity": 200, "movement_type": "inbound"}),
-    ("issue 3 L whole milk from the cold store", "record_stock_movement", {"material": "whole milk", "quantity": 3, "unit": "L", "warehouse": "冷库"}),
-    ("transfer 10 kg M002 from main warehouse to cold store", "record_stock_movement", {"material": "M002", "movement_type": "transfer", "warehouse": "主仓库", "to_warehouse": "冷库"}),
-    ("adjust M003 stock to 780 kg", "record_stock_movement", {"material": "M003", "quantity": 780, "movement_type": "adjustment"}),
+    (
+        "book out 20 kg M001",
+        "record_stock_movement",
+        {"material": "M001", "quantity": 20, "unit": "kg", "movement_type": "outbound"},
+    ),
+    (
+        "book 20 kg of bread flour out",
+        "record_stock_movement",
+        {"material": "bread flour", "quantity": 20, "movement_type": "outbound"},
+    ),
+    (
+        "receive 200 kg caster sugar",
+        "record_stock_movement",
+        {"material": "caster sugar", "quantity": 200, "movement_type": "inbound"},
+    ),
+    (
+        "issue 3 L whole milk from the cold store",
+        "record_stock_movement",
+        {"material": "whole milk", "quantity": 3, "unit": "L", "warehouse": "冷库"},
+    ),
+    (
+        "transfer 10 kg M002 from main warehouse to cold store",
+        "record_stock_movement",
+        {"material": "M002", "movement_type": "transfer", "warehouse": "主仓库", "to_warehouse": "冷库"},
+    ),
+    (
+        "adjust M003 stock to 780 kg",
+        "record_stock_movement",
+        {"material": "M003", "quantity": 780, "movement_type": "adjustment"},
+    ),
     # --- English: purchasing ---
-    ("raise a purchase request for 500 kg cake flour", "create_purchase_request", {"material": "cake flour", "quantity": 500}),
+    (
+        "raise a purchase request for 500 kg cake flour",
+        "create_purchase_request",
+        {"material": "cake flour", "quantity": 500},
+    ),
     ("order more M031, 100 L", "create_purchase_request", {"material": "M031", "quantity": 100, "unit": "L"}),
     # --- English: reports ---
     ("low stock report as a table", "list_low_stock", {}),

@@ -23,7 +23,9 @@ def test_chat_needs_a_login(client):
 
 def test_bad_credentials_are_401_and_audited(client, session):
     response = client.post("/api/v1/auth/login", json={"username": "staff", "password": "wrong-password"})
-    assert response.status_code == 401 and response.json == {"error": {"code": "invalid_credentials", "message": "wrong username or password"}}
+    assert response.status_code == 401 and response.json == {
+        "error": {"code": "invalid_credentials", "message": "wrong username or password"}
+    }
 
 
 def test_the_offline_assistant_answers_the_seed_example(client, auth):
@@ -45,7 +47,9 @@ def test_booking_through_the_api_with_approval(client, auth, session):
     pending = asked["pending"][0]
     assert pending["description"] == "出库 20 kg 高筋面粉 (M001)，主仓库"
     assert m001(session) == Decimal("100")
-    done = client.post(f"/api/v1/chat/messages/{asked['message_id']}/decision", json={"decision": "approve"}).json
+    done = client.post(
+        f"/api/v1/chat/messages/{asked['message_id']}/decision", json={"decision": "approve"}
+    ).json
     assert done["status"] == "completed" and "100 → 80" in done["reply"]
     assert m001(session) == Decimal("80")
     again = client.post(f"/api/v1/chat/messages/{asked['message_id']}/decision", json={"decision": "approve"})
@@ -66,9 +70,13 @@ def test_rejecting_through_the_api(client, auth, session):
 def test_decision_with_a_bad_body_is_422_listing_fields(client, auth):
     auth.login("staff")
     asked = client.post("/api/v1/chat", json={"message": "book out 5 kg M001"}).json
-    response = client.post(f"/api/v1/chat/messages/{asked['message_id']}/decision", json={"decision": "maybe"})
+    response = client.post(
+        f"/api/v1/chat/messages/{asked['message_id']}/decision", json={"decision": "maybe"}
+    )
     assert response.status_code == 422
-    assert response.json["error"]["code"] == "validation_error" and "decision" in json.dumps(response.json["error"]["details"])
+    assert response.json["error"]["code"] == "validation_error" and "decision" in json.dumps(
+        response.json["error"]["details"]
+    )
 
 
 def test_another_users_conversation_and_message_are_404(client, auth, app):
@@ -76,10 +84,20 @@ def test_another_users_conversation_and_message_are_404(client, auth, app):
     mine = client.post("/api/v1/chat", json={"message": "book out 5 kg M001"}).json
     auth.logout()
     auth.login("manager")
-    assert client.post("/api/v1/chat", json={"message": "hi", "conversation_id": mine["conversation_id"]}).status_code == 404
+    assert (
+        client.post(
+            "/api/v1/chat", json={"message": "hi", "conversation_id": mine["conversation_id"]}
+        ).status_code
+        == 404
+    )
     assert client.get(f"/api/v1/conversations/{mine['conversation_id']}").status_code == 404
     assert client.get(f"/api/v1/chat/messages/{mine['message_id']}").status_code == 404
-    assert client.post(f"/api/v1/chat/messages/{mine['message_id']}/decision", json={"decision": "approve"}).status_code == 404
+    assert (
+        client.post(
+            f"/api/v1/chat/messages/{mine['message_id']}/decision", json={"decision": "approve"}
+        ).status_code
+        == 404
+    )
     assert client.post(f"/api/v1/chat/messages/{mine['message_id']}/cancel").status_code == 404
 
 
@@ -121,7 +139,12 @@ def test_bearer_tokens_work_without_csrf_and_stop_when_revoked(client, session, 
     token.revoked_at = utcnow()
     session.commit()
     assert client.post("/api/v1/chat", json={"message": "hi"}, headers=headers).status_code == 401
-    assert client.post("/api/v1/chat", json={"message": "hi"}, headers={"Authorization": "Bearer nonsense"}).status_code == 401
+    assert (
+        client.post(
+            "/api/v1/chat", json={"message": "hi"}, headers={"Authorization": "Bearer nonsense"}
+        ).status_code
+        == 401
+    )
 
 
 def test_deactivated_users_are_locked_out(client, auth, session, user):
@@ -148,10 +171,14 @@ def test_openapi_document_describes_the_chat_api(client):
 def test_web_login_page_and_form_flow(client):
     page = client.get("/login").get_data(as_text=True)
     token = page.split('name="csrf_token" value="')[1].split('"')[0]
-    response = client.post("/login", data={"username": "staff", "password": "demo-password", "csrf_token": token})
+    response = client.post(
+        "/login", data={"username": "staff", "password": "demo-password", "csrf_token": token}
+    )
     assert response.status_code == 302
     chat = client.get("/").get_data(as_text=True)
     token = chat.split('name="csrf_token" value="')[1].split('"')[0]
-    answered = client.post("/ask", data={"message": "帮我查找面粉原料", "csrf_token": token}, follow_redirects=True)
+    answered = client.post(
+        "/ask", data={"message": "帮我查找面粉原料", "csrf_token": token}, follow_redirects=True
+    )
     assert "高筋面粉 (M001)" in answered.get_data(as_text=True)
     assert client.post("/ask", data={"message": "hi"}).status_code == 400  # no CSRF token

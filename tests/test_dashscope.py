@@ -14,8 +14,20 @@ import redis
 
 from inventory_ai import create_app
 from inventory_ai.assistant.providers.base import ModelUnavailable, ProviderError
-from inventory_ai.assistant.providers.dashscope import DashScopeProvider, ModelBreaker, TrialGate, shared_breaker
-from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, ReasoningDelta, TextDelta, ToolSpec
+from inventory_ai.assistant.providers.dashscope import (
+    DashScopeProvider,
+    ModelBreaker,
+    TrialGate,
+    shared_breaker,
+)
+from inventory_ai.assistant.types import (
+    Message,
+    ModelReply,
+    ModelRequest,
+    ReasoningDelta,
+    TextDelta,
+    ToolSpec,
+)
 from inventory_ai.config import config_for_tests
 from inventory_ai.extensions import db
 from inventory_ai.logging import configure_logging
@@ -26,7 +38,12 @@ API_KEY = "sk-test-0123456789abcdef"
 SEARCH = ToolSpec(
     "search_materials",
     "find materials",
-    {"type": "object", "properties": {"keyword": {"type": "string"}}, "required": ["keyword"], "additionalProperties": False},
+    {
+        "type": "object",
+        "properties": {"keyword": {"type": "string"}},
+        "required": ["keyword"],
+        "additionalProperties": False,
+    },
 )
 
 
@@ -38,8 +55,13 @@ def stub():
 
 def provider(stub, breaker=None, **kw) -> DashScopeProvider:
     return DashScopeProvider(
-        api_key=API_KEY, model="qwen-plus", base_url=stub.base_url, breaker=breaker or shared_breaker(None),
-        backoff_seconds=0.01, timeout_seconds=5, **kw,
+        api_key=API_KEY,
+        model="qwen-plus",
+        base_url=stub.base_url,
+        breaker=breaker or shared_breaker(None),
+        backoff_seconds=0.01,
+        timeout_seconds=5,
+        **kw,
     )
 
 
@@ -67,7 +89,10 @@ def test_what_the_server_receives(stub):
     drain(provider(stub), request(SEARCH))
     body, headers = stub.requests[0], stub.headers[0]
     assert body["model"] == "qwen-plus"
-    assert body["input"]["messages"] == [{"role": "system", "content": "sys"}, {"role": "user", "content": "帮我查找面粉原料"}]
+    assert body["input"]["messages"] == [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "帮我查找面粉原料"},
+    ]
     params = body["parameters"]
     assert params["tools"] == [SEARCH.to_wire()]
     assert params["tool_choice"] == "auto" and params["parallel_tool_calls"] is True
@@ -77,7 +102,10 @@ def test_what_the_server_receives(stub):
 
 
 def test_parallel_tool_call_fragments_are_joined_by_index(stub):
-    calls = [tool_call("search_materials", {"keyword": "面粉"}, "call_a"), tool_call("search_materials", {"keyword": "低筋面粉和糖"}, "call_b")]
+    calls = [
+        tool_call("search_materials", {"keyword": "面粉"}, "call_a"),
+        tool_call("search_materials", {"keyword": "低筋面粉和糖"}, "call_b"),
+    ]
     stub.then(Reply(tool_calls=calls, finish_reason="stop"))  # "stop" although tools were called
     _, reply = drain(provider(stub), request(SEARCH))
     assert [(c.id, c.name, json.loads(c.arguments)) for c in reply.tool_calls] == [
@@ -89,7 +117,9 @@ def test_parallel_tool_call_fragments_are_joined_by_index(stub):
 def test_thinking_is_reasoning_never_the_answer(stub):
     stub.then(Reply(reasoning="用户想找面粉，我应该调用搜索。", content="好的。"))
     deltas, reply = drain(provider(stub, enable_thinking=True), request())
-    assert "".join(d.text for d in deltas if isinstance(d, ReasoningDelta)) == "用户想找面粉，我应该调用搜索。"
+    assert (
+        "".join(d.text for d in deltas if isinstance(d, ReasoningDelta)) == "用户想找面粉，我应该调用搜索。"
+    )
     assert reply.text == "好的。" and reply.reasoning.startswith("用户想找面粉")
     assert stub.requests[0]["parameters"]["enable_thinking"] is True
 
@@ -110,7 +140,11 @@ def test_data_inspection_failure_is_not_retried(stub):
 
 
 def test_throttling_and_server_errors_are_retried_then_succeed(stub):
-    stub.then(Error(429, "Throttling.RateQuota", "Requests rate limit exceeded"), NonJson(), Reply(content="终于好了"))
+    stub.then(
+        Error(429, "Throttling.RateQuota", "Requests rate limit exceeded"),
+        NonJson(),
+        Reply(content="终于好了"),
+    )
     _, reply = drain(provider(stub), request())
     assert reply.text == "终于好了" and len(stub.requests) == 3
 
@@ -129,7 +163,9 @@ def test_repeated_failures_open_the_breaker_which_then_answers_without_calling(s
 
 
 def test_half_open_lets_one_trial_through_and_closes_on_success(stub):
-    breaker = ModelBreaker(pybreaker.CircuitBreaker(fail_max=1, reset_timeout=0.3, throw_new_error_on_trip=False), TrialGate())
+    breaker = ModelBreaker(
+        pybreaker.CircuitBreaker(fail_max=1, reset_timeout=0.3, throw_new_error_on_trip=False), TrialGate()
+    )
     stub.then(Error(500, "InternalError"))
     with pytest.raises(ProviderError):
         drain(provider(stub, breaker=breaker, max_attempts=1), request())
@@ -152,7 +188,14 @@ def test_a_stream_that_breaks_mid_way_is_an_error(stub):
 
 
 def test_connection_refused_is_a_provider_error(stub):
-    dead = DashScopeProvider(api_key=API_KEY, model="qwen-plus", base_url="http://127.0.0.1:9/api/v1", breaker=shared_breaker(None), backoff_seconds=0.01, max_attempts=2)
+    dead = DashScopeProvider(
+        api_key=API_KEY,
+        model="qwen-plus",
+        base_url="http://127.0.0.1:9/api/v1",
+        breaker=shared_breaker(None),
+        backoff_seconds=0.01,
+        max_attempts=2,
+    )
     with pytest.raises(ProviderError) as caught:
         drain(dead, request())
     assert caught.value.code == "ConnectionError"
@@ -162,8 +205,13 @@ def test_the_stub_also_speaks_cumulative_streams_to_the_sdk(stub):
     stub.then(Reply(content="累积模式的回答"))
     responses = list(
         dashscope.Generation.call(
-            model="qwen-plus", api_key=API_KEY, messages=[{"role": "user", "content": "hi"}], result_format="message",
-            stream=True, incremental_output=False, base_address=stub.base_url,
+            model="qwen-plus",
+            api_key=API_KEY,
+            messages=[{"role": "user", "content": "hi"}],
+            result_format="message",
+            stream=True,
+            incremental_output=False,
+            base_address=stub.base_url,
         )
     )
     texts = [r.output.choices[0].message.content for r in responses]
@@ -193,7 +241,11 @@ def test_breaker_state_is_shared_through_redis():
 def dashscope_app(database_url, tmp_path, monkeypatch, stub):
     monkeypatch.chdir(tmp_path)
     config = config_for_tests(database_url)
-    config.llm_provider, config.dashscope_api_key, config.dashscope_base_url = "dashscope", API_KEY, stub.base_url
+    config.llm_provider, config.dashscope_api_key, config.dashscope_base_url = (
+        "dashscope",
+        API_KEY,
+        stub.base_url,
+    )
     config.model_backoff_seconds = 0.01
     app = create_app(config)
     with app.app_context():
@@ -209,7 +261,13 @@ def seed_example(stub):
         names = "、".join(m["name"] for m in found["materials"][:2])
         return Reply(content=f"为您找到：{names}。")
 
-    stub.then(Reply(content="我来查一下。", tool_calls=[tool_call("search_materials", {"keyword": "面粉"}, "call_flour")]), final)
+    stub.then(
+        Reply(
+            content="我来查一下。",
+            tool_calls=[tool_call("search_materials", {"keyword": "面粉"}, "call_flour")],
+        ),
+        final,
+    )
 
 
 def test_the_seed_example_end_to_end_as_json(dashscope_app, stub):
@@ -222,14 +280,20 @@ def test_the_seed_example_end_to_end_as_json(dashscope_app, stub):
     body = response.json
     assert response.status_code == 200 and body["status"] == "completed"
     assert body["reply"] == "为您找到：高筋面粉、低筋面粉。"
-    assert body["rounds"][0]["tool_calls"] == [{"id": "call_flour", "name": "search_materials", "arguments": {"keyword": "面粉"}}]
+    assert body["rounds"][0]["tool_calls"] == [
+        {"id": "call_flour", "name": "search_materials", "arguments": {"keyword": "面粉"}}
+    ]
     assert body["rounds"][0]["assistant_response"] == "我来查一下。"
     assert body["usage"] == {"input_tokens": 24, "output_tokens": 14}
     # What went back to the model: the assistant's call unchanged, one tool message with its id.
     second = stub.requests[1]["input"]["messages"]
     assistant = [m for m in second if m["role"] == "assistant"][-1]
     assert assistant["tool_calls"] == [
-        {"id": "call_flour", "type": "function", "function": {"name": "search_materials", "arguments": '{"keyword": "面粉"}'}}
+        {
+            "id": "call_flour",
+            "type": "function",
+            "function": {"name": "search_materials", "arguments": '{"keyword": "面粉"}'},
+        }
     ]
     tools = [m for m in second if m["role"] == "tool"]
     assert len(tools) == 1 and tools[0]["tool_call_id"] == "call_flour"
@@ -241,10 +305,15 @@ def test_the_seed_example_end_to_end_as_server_sent_events(dashscope_app, stub):
     seed_example(stub)
     client = dashscope_app.test_client()
     AuthActions(client).login("staff")
-    response = client.post("/api/v1/chat", json={"message": "帮我查找面粉原料"}, headers={"Accept": "text/event-stream"})
+    response = client.post(
+        "/api/v1/chat", json={"message": "帮我查找面粉原料"}, headers={"Accept": "text/event-stream"}
+    )
     assert response.mimetype == "text/event-stream"
     events = [
-        (block.split("\n")[0].removeprefix("event: "), json.loads(block.split("\n")[1].removeprefix("data: ")))
+        (
+            block.split("\n")[0].removeprefix("event: "),
+            json.loads(block.split("\n")[1].removeprefix("data: ")),
+        )
         for block in response.get_data(as_text=True).strip().split("\n\n")
     ]
     kinds = [k for k, _ in events]
@@ -264,6 +333,10 @@ def test_an_open_breaker_is_a_503_with_retry_after_and_the_message_is_kept(dashs
     assert first.status_code == 200 and first.json["status"] == "failed"
     second = client.post("/api/v1/chat", json={"message": "还在吗"})
     assert second.status_code == 503 and int(second.headers["Retry-After"]) >= 1
-    assert second.json["error"]["code"] == "model_unavailable" and "秒后重试" in second.json["error"]["message"]
-    conversation = client.get(f"/api/v1/conversations/{second.json['error']['details']['conversation_id']}").json
+    assert (
+        second.json["error"]["code"] == "model_unavailable" and "秒后重试" in second.json["error"]["message"]
+    )
+    conversation = client.get(
+        f"/api/v1/conversations/{second.json['error']['details']['conversation_id']}"
+    ).json
     assert conversation["messages"][0]["content"] == "还在吗"  # the user's words were stored

@@ -26,7 +26,6 @@ from inventory_ai.models import (
     User,
     Warehouse,
 )
-from inventory_ai.services.seeding import seed
 from tests.conftest import PASSWORD
 
 
@@ -41,7 +40,9 @@ def test_migrations_run_from_empty_to_head_and_match_the_models(databases, tmp_p
             assert set(inspect(db.engine).get_table_names()) <= {"alembic_version"}
             flask_migrate.upgrade()
             with db.engine.connect() as conn:
-                context = MigrationContext.configure(conn, opts={"compare_type": True, "render_as_batch": True})
+                context = MigrationContext.configure(
+                    conn, opts={"compare_type": True, "render_as_batch": True}
+                )
                 diff = compare_metadata(context, db.metadata)
             assert diff == [], f"models and migrations disagree: {diff}"
             db.engine.dispose()
@@ -71,7 +72,15 @@ def test_seed_data_is_a_plausible_bakery(session):
     assert counts["categories"] >= 8
     assert counts["warehouses"] == 3
     names = set(session.scalars(select(Category.name_en)))
-    assert {"Flours", "Sugars & Sweeteners", "Dairy", "Eggs", "Fats & Oils", "Leavening Agents", "Packaging"} <= names
+    assert {
+        "Flours",
+        "Sugars & Sweeteners",
+        "Dairy",
+        "Eggs",
+        "Fats & Oils",
+        "Leavening Agents",
+        "Packaging",
+    } <= names
     below = session.scalar(
         select(func.count())
         .select_from(Material)
@@ -83,7 +92,9 @@ def test_seed_data_is_a_plausible_bakery(session):
         )
     )
     assert 5 <= below < counts["materials"] // 2
-    first_date, last_date = session.execute(select(func.min(StockMovement.created_at), func.max(StockMovement.created_at))).one()
+    first_date, last_date = session.execute(
+        select(func.min(StockMovement.created_at), func.max(StockMovement.created_at))
+    ).one()
     assert (last_date - first_date).days >= 170
 
 
@@ -98,22 +109,28 @@ def test_every_seeded_level_equals_the_sum_of_its_ledger(session):
     ledger = dict(
         ((m, w), q)
         for m, w, q in session.execute(
-            select(StockMovement.material_id, StockMovement.warehouse_id, func.sum(StockMovement.quantity)).group_by(
-                StockMovement.material_id, StockMovement.warehouse_id
-            )
+            select(
+                StockMovement.material_id, StockMovement.warehouse_id, func.sum(StockMovement.quantity)
+            ).group_by(StockMovement.material_id, StockMovement.warehouse_id)
         )
     )
     levels = session.scalars(select(StockLevel)).all()
     assert len(levels) == len(ledger) > 150
     for level in levels:
-        assert Decimal(ledger[(level.material_id, level.warehouse_id)]).quantize(Decimal("0.001")) == level.quantity
+        assert (
+            Decimal(ledger[(level.material_id, level.warehouse_id)]).quantize(Decimal("0.001"))
+            == level.quantity
+        )
 
 
 def test_each_movement_row_chains_before_and_after(session):
     rows = session.execute(
-        select(StockMovement.material_id, StockMovement.warehouse_id, StockMovement.level_before, StockMovement.level_after).order_by(
-            StockMovement.material_id, StockMovement.warehouse_id, StockMovement.id
-        )
+        select(
+            StockMovement.material_id,
+            StockMovement.warehouse_id,
+            StockMovement.level_before,
+            StockMovement.level_after,
+        ).order_by(StockMovement.material_id, StockMovement.warehouse_id, StockMovement.id)
     ).all()
     last: dict = {}
     for material_id, warehouse_id, before, after in rows:
@@ -132,7 +149,9 @@ def test_demo_users_have_roles_and_hashed_passwords(session):
     }
     assert PASSWORD not in users["staff"].password_hash
     assert users["staff"].check_password(PASSWORD)
-    assert "password_hash" not in repr(users["staff"]) and users["staff"].password_hash not in repr(users["staff"])
+    assert "password_hash" not in repr(users["staff"]) and users["staff"].password_hash not in repr(
+        users["staff"]
+    )
 
 
 # --- bad input is refused by the model or the database --------------------------------------
@@ -141,7 +160,14 @@ def test_demo_users_have_roles_and_hashed_passwords(session):
 def test_duplicate_material_code_is_refused(session):
     existing = session.scalar(select(Material).where(Material.code == "M001"))
     session.add(
-        Material(code="M001", name_zh="重复", name_en="Duplicate", name_en_key="duplicate", unit="kg", category_id=existing.category_id)
+        Material(
+            code="M001",
+            name_zh="重复",
+            name_en="Duplicate",
+            name_en_key="duplicate",
+            unit="kg",
+            category_id=existing.category_id,
+        )
     )
     with pytest.raises(IntegrityError):
         session.commit()
@@ -198,7 +224,9 @@ def test_unknown_role_is_refused_in_python_and_in_the_database(session):
         User(username="x", role="overlord")
     with pytest.raises(IntegrityError):
         session.execute(
-            text("INSERT INTO users (username, password_hash, role, active, created_at) VALUES ('x', 'h', 'overlord', true, CURRENT_TIMESTAMP)")
+            text(
+                "INSERT INTO users (username, password_hash, role, active, created_at) VALUES ('x', 'h', 'overlord', true, CURRENT_TIMESTAMP)"
+            )
         )
     session.rollback()
 
@@ -242,7 +270,13 @@ def test_development_generates_a_secret_key_once(tmp_path, monkeypatch):
 
 
 def test_environment_defaults_follow_the_contract(tmp_path, monkeypatch):
-    for name in ("DASHSCOPE_API_KEY", "INVENTORY_AI_LLM_PROVIDER", "INVENTORY_AI_LLM_MODEL", "INVENTORY_AI_MAX_TOOL_ITERATIONS", "INVENTORY_AI_DATABASE_URL"):
+    for name in (
+        "DASHSCOPE_API_KEY",
+        "INVENTORY_AI_LLM_PROVIDER",
+        "INVENTORY_AI_LLM_MODEL",
+        "INVENTORY_AI_MAX_TOOL_ITERATIONS",
+        "INVENTORY_AI_DATABASE_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
     config = Config.from_env(tmp_path)
     assert (config.llm_provider, config.llm_model, config.max_tool_iterations) == ("offline", "qwen-plus", 5)
@@ -264,7 +298,9 @@ def test_request_id_is_returned_and_on_every_log_line(client):
     assert any(line["event"] == "request" and line["status"] == 404 for line in lines)
     generated = client.get("/healthz").headers["X-Request-ID"]
     assert len(generated) == 32
-    forged = client.get("/healthz", headers={"X-Request-ID": "<script>alert(1)</script>"}).headers["X-Request-ID"]
+    forged = client.get("/healthz", headers={"X-Request-ID": "<script>alert(1)</script>"}).headers[
+        "X-Request-ID"
+    ]
     assert "<" not in forged
 
 

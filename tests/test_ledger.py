@@ -39,7 +39,9 @@ def ledger_sum(session, code: str, warehouse: str = "WH01") -> Decimal:
 
 
 def req(**kw) -> BookingRequest:
-    base = dict(material="M001", warehouse="主仓库", movement_type="outbound", quantity="20", unit="kg", reason="test")
+    base = dict(
+        material="M001", warehouse="主仓库", movement_type="outbound", quantity="20", unit="kg", reason="test"
+    )
     base.update(kw)
     return BookingRequest(**base)
 

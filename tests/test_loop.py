@@ -48,9 +48,7 @@ def content(request, index=-1) -> dict:
 
 def m001_level(session) -> Decimal:
     session.expire_all()
-    return session.scalar(
-        select(func.sum(StockLevel.quantity)).join(Material).where(Material.code == "M001")
-    )
+    return session.scalar(select(func.sum(StockLevel.quantity)).join(Material).where(Material.code == "M001"))
 
 
 # --- the basic shapes ------------------------------------------------------------------------
@@ -80,7 +78,9 @@ def test_one_tool_round_goes_back_as_a_tool_message(app):
     second = model.requests[1]
     asked = [m for m in second.messages if m.role == "assistant"][-1]
     assert asked.content == "我来查一下。"
-    assert asked.tool_calls[0].id == "call_1" and json.loads(asked.tool_calls[0].arguments) == {"keyword": "面粉"}
+    assert asked.tool_calls[0].id == "call_1" and json.loads(asked.tool_calls[0].arguments) == {
+        "keyword": "面粉"
+    }
     result = content(second)
     assert tool_messages(second)[0].tool_call_id == "call_1"
     assert result["materials"][0]["code"] == "M001"
@@ -96,7 +96,9 @@ def test_user_message_is_stored_before_the_model_is_called(app):
     turn, events, message = run(app, "staff", "帮我查找面粉原料")
     assert message.status == "failed" and message.error_code == "InternalError"
     user_message = db.session.scalar(
-        select(ChatMessage).where(ChatMessage.conversation_id == turn.conversation_id, ChatMessage.role == "user")
+        select(ChatMessage).where(
+            ChatMessage.conversation_id == turn.conversation_id, ChatMessage.role == "user"
+        )
     )
     assert user_message.content == "帮我查找面粉原料"
     assert events[-1].kind == "done" and any(e.kind == "error" for e in events)
@@ -110,7 +112,11 @@ def test_forged_tool_name_is_refused_and_never_executed(app):
     model = use(
         app,
         ScriptedProvider(
-            calls(call("create_new_intent", {"name": "evil", "keywords": ["x"], "tool_name": "search_materials"})),
+            calls(
+                call(
+                    "create_new_intent", {"name": "evil", "keywords": ["x"], "tool_name": "search_materials"}
+                )
+            ),
             answer("ok"),
         ),
     )
@@ -198,7 +204,11 @@ class Recorder:
 
         class Recorded(ToolExecutor):
             description = "records when it runs"
-            parameters = {"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": False}
+            parameters = {
+                "type": "object",
+                "properties": {"n": {"type": "integer"}},
+                "additionalProperties": False,
+            }
 
             def execute(self, arguments, context):
                 start = time.monotonic()
@@ -234,7 +244,12 @@ def test_reads_of_one_round_run_in_parallel_and_results_keep_call_order(app):
 def test_writes_run_one_by_one(app):
     recorder = Recorder()
     manager().registry.register(recorder.tool("slow_write", False, 0.1))
-    use(app, ScriptedProvider(calls(*(call("slow_write", {"n": n}, f"call_{n}") for n in range(3))), answer("done")))
+    use(
+        app,
+        ScriptedProvider(
+            calls(*(call("slow_write", {"n": n}, f"call_{n}") for n in range(3))), answer("done")
+        ),
+    )
     run(app, "staff", "go")
     spans = sorted(recorder.spans, key=lambda s: s[1])
     assert [s[0] for s in spans] == ["slow_write0", "slow_write1", "slow_write2"]
@@ -260,7 +275,10 @@ def test_apology_only_when_the_summary_call_fails(app):
     use(app, ScriptedProvider(*loop_forever, ProviderError("down", code="InternalError")))
     _, _, zh = run(app, "staff", "一直查")
     assert zh.content == "抱歉，处理超时，请简化您的请求或重试。"
-    use(app, ScriptedProvider(*[calls(call("list_low_stock", {}, f"c{i}")) for i in range(5)], ProviderError("x")))
+    use(
+        app,
+        ScriptedProvider(*[calls(call("list_low_stock", {}, f"c{i}")) for i in range(5)], ProviderError("x")),
+    )
     _, _, en = run(app, "staff", "keep going")
     assert en.content.startswith("Sorry, this took too many steps")
 
@@ -276,7 +294,12 @@ def test_iteration_cap_comes_from_the_environment(databases, tmp_path, monkeypat
         config.database_url, config.demo_password = url, "demo-password"
         app = create_app(config)
         with app.app_context():
-            model = use(app, ScriptedProvider(*[calls(call("list_low_stock", {}, f"c{i}")) for i in range(2)], answer("sum")))
+            model = use(
+                app,
+                ScriptedProvider(
+                    *[calls(call("list_low_stock", {}, f"c{i}")) for i in range(2)], answer("sum")
+                ),
+            )
             run(app, "staff", "loop")
             assert len(model.requests) == 3 and model.requests[2].tools == ()
             db.session.remove()
@@ -292,12 +315,16 @@ def test_tool_call_budget_per_message(app):
     results = [json.loads(m.content) for m in tool_messages(model.requests[1])]
     assert len(results) == 25
     assert all("error" not in r for r in results[:20])
-    assert all(r["error"]["type"] == "ExecutionFailed" and "budget" in r["error"]["message"] for r in results[20:])
+    assert all(
+        r["error"]["type"] == "ExecutionFailed" and "budget" in r["error"]["message"] for r in results[20:]
+    )
 
 
 def test_large_results_are_compacted_not_cut(app):
     app.extensions["inventory_ai.assistant"].result_budget_chars = 1500
-    model = use(app, ScriptedProvider(calls(call("search_materials", {"keyword": "粉", "limit": 50})), answer("ok")))
+    model = use(
+        app, ScriptedProvider(calls(call("search_materials", {"keyword": "粉", "limit": 50})), answer("ok"))
+    )
     run(app, "staff", "all powders")
     raw = tool_messages(model.requests[1])[0].content
     assert len(raw) <= 1500
@@ -312,7 +339,14 @@ def test_large_results_are_compacted_not_cut(app):
 def booking(quantity=20, call_id="call_book"):
     return call(
         "record_stock_movement",
-        {"material": "M001", "warehouse": "主仓库", "movement_type": "outbound", "quantity": quantity, "unit": "kg", "reason": "生产领料"},
+        {
+            "material": "M001",
+            "warehouse": "主仓库",
+            "movement_type": "outbound",
+            "quantity": quantity,
+            "unit": "kg",
+            "reason": "生产领料",
+        },
         call_id,
     )
 
@@ -388,12 +422,24 @@ def test_a_booking_that_cannot_be_made_fails_before_asking(app, session):
     t, ids, approve = manager().prepare_decision(session, _user("staff"), message.id, True)
     list(manager().decide(session, t, ids, approve))
     error = content(model.requests[1])["error"]
-    assert error["type"] == "ExecutionFailed" and "insufficient stock: have 100 kg, asked 500 kg" in error["message"]
+    assert (
+        error["type"] == "ExecutionFailed"
+        and "insufficient stock: have 100 kg, asked 500 kg" in error["message"]
+    )
     assert m001_level(session) == Decimal("100")
 
 
 def test_unknown_material_in_a_booking_is_an_error_not_a_question(app):
-    bad = call("record_stock_movement", {"material": "火箭燃料", "warehouse": "主仓库", "movement_type": "outbound", "quantity": 1, "reason": "x"})
+    bad = call(
+        "record_stock_movement",
+        {
+            "material": "火箭燃料",
+            "warehouse": "主仓库",
+            "movement_type": "outbound",
+            "quantity": 1,
+            "reason": "x",
+        },
+    )
     model = use(app, ScriptedProvider(calls(bad), answer("no such material")))
     _, _, message = run(app, "staff", "出库火箭燃料")
     assert message.status == "completed"
@@ -401,7 +447,16 @@ def test_unknown_material_in_a_booking_is_an_error_not_a_question(app):
 
 
 def test_staff_may_not_adjust_but_managers_may(app, session):
-    adjust = call("record_stock_movement", {"material": "M001", "warehouse": "主仓库", "movement_type": "adjustment", "quantity": 90, "reason": "盘点"})
+    adjust = call(
+        "record_stock_movement",
+        {
+            "material": "M001",
+            "warehouse": "主仓库",
+            "movement_type": "adjustment",
+            "quantity": 90,
+            "reason": "盘点",
+        },
+    )
     model = use(app, ScriptedProvider(calls(adjust), answer("no")))
     run(app, "staff", "盘点")
     assert content(model.requests[1])["error"]["type"] == "PermissionDenied"
@@ -461,7 +516,11 @@ def test_a_follow_up_replays_the_stored_rounds(app):
     assert [m["role"] for m in wire] == ["user", "assistant", "tool", "assistant", "user"]
     assert wire[1]["content"] == "查一下"
     assert wire[1]["tool_calls"] == [
-        {"id": "call_a", "type": "function", "function": {"name": "search_materials", "arguments": '{"keyword": "面粉"}'}}
+        {
+            "id": "call_a",
+            "type": "function",
+            "function": {"name": "search_materials", "arguments": '{"keyword": "面粉"}'},
+        }
     ]
     assert wire[2]["tool_call_id"] == "call_a" and json.loads(wire[2]["content"])["total"] >= 4
     assert wire[3] == {"role": "assistant", "content": "有 13 种。"}
@@ -490,7 +549,9 @@ def test_every_execution_is_audited_without_secrets(app, session):
         ),
     )
     run(app, "staff", "find")
-    events = session.scalars(select(AuditEvent).where(AuditEvent.action == "tool_call").order_by(AuditEvent.id)).all()
+    events = session.scalars(
+        select(AuditEvent).where(AuditEvent.action == "tool_call").order_by(AuditEvent.id)
+    ).all()
     assert [(e.tool_name, e.status) for e in events] == [("search_materials", "success"), ("nope", "error")]
     assert events[0].arguments == {"keyword": "[redacted]"}
     assert events[1].error_type == "PermissionDenied" and events[0].role == "warehouse_staff"
@@ -500,7 +561,10 @@ def test_usage_is_stored_per_model_call(app, session):
     use(app, ScriptedProvider(calls(call("list_low_stock", {})), answer("ok")))
     _, _, message = run(app, "staff", "low")
     rows = session.scalars(select(ModelCall).where(ModelCall.message_id == message.id)).all()
-    assert [(r.input_tokens, r.output_tokens, r.status) for r in rows] == [(10, 5, "success"), (20, 8, "success")]
+    assert [(r.input_tokens, r.output_tokens, r.status) for r in rows] == [
+        (10, 5, "success"),
+        (20, 8, "success"),
+    ]
     assert (message.input_tokens, message.output_tokens) == (30, 13)
 
 
@@ -541,10 +605,23 @@ class Spy(ToolExecutor):
 
 
 names = st.sampled_from(
-    ["search_materials", "list_low_stock", "get_material_detail", "admin_spy", "create_new_intent", "rm_rf", "", "SEARCH"]
+    [
+        "search_materials",
+        "list_low_stock",
+        "get_material_detail",
+        "admin_spy",
+        "create_new_intent",
+        "rm_rf",
+        "",
+        "SEARCH",
+    ]
 )
 raw_arguments = st.one_of(
-    st.dictionaries(st.sampled_from(["keyword", "material", "limit", "x", "warehouse", "zzz"]), st.one_of(st.integers(), st.text(max_size=12), st.none(), st.booleans()), max_size=4).map(json.dumps),
+    st.dictionaries(
+        st.sampled_from(["keyword", "material", "limit", "x", "warehouse", "zzz"]),
+        st.one_of(st.integers(), st.text(max_size=12), st.none(), st.booleans()),
+        max_size=4,
+    ).map(json.dumps),
     st.text(max_size=30),
     st.just("null"),
     st.just("[1,2]"),
@@ -552,12 +629,17 @@ raw_arguments = st.one_of(
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rounds=st.lists(st.lists(st.tuples(names, raw_arguments), min_size=1, max_size=4), min_size=1, max_size=6))
+@given(
+    rounds=st.lists(st.lists(st.tuples(names, raw_arguments), min_size=1, max_size=4), min_size=1, max_size=6)
+)
 def test_random_tool_calls_never_escape_the_manager(app, rounds):
     if manager().registry.get("admin_spy") is None:
         manager().registry.register(Spy())
     Spy.executions = 0
-    script = [calls(*(call(n, a, f"call_{r}_{i}") for i, (n, a) in enumerate(batch))) for r, batch in enumerate(rounds)]
+    script = [
+        calls(*(call(n, a, f"call_{r}_{i}") for i, (n, a) in enumerate(batch)))
+        for r, batch in enumerate(rounds)
+    ]
     use(app, ScriptedProvider(*script, *[answer("end")] * 2))
     _, events, message = run(app, "staff", "fuzz")
     assert Spy.executions == 0

@@ -15,7 +15,9 @@ from tests.offline_eval import CASES
 def first_step(session, text: str, role: str = "admin"):
     toolbox = manager().registry.toolbox_for(role, session)
     provider = OfflineProvider(offline_lexicon(session))
-    reply = provider.reply(ModelRequest(messages=(Message("system", "s"), Message("user", text)), tools=toolbox.specs()))
+    reply = provider.reply(
+        ModelRequest(messages=(Message("system", "s"), Message("user", text)), tools=toolbox.specs())
+    )
     if not reply.tool_calls:
         return None, {}
     call = reply.tool_calls[0]
@@ -90,7 +92,14 @@ def test_greetings_and_unknown_requests_get_help_without_a_tool(client, auth, te
 def test_intents_added_by_an_admin_route_new_words(client, auth, session):
     from inventory_ai.services.intents import create_intent
 
-    create_intent(session, "dough_words", ["面团用料"], "search_materials", manager().registry.names(), {"category": "面粉类"})
+    create_intent(
+        session,
+        "dough_words",
+        ["面团用料"],
+        "search_materials",
+        manager().registry.names(),
+        {"category": "面粉类"},
+    )
     auth.login("staff")
     body = client.post("/api/v1/chat", json={"message": "面团用料 高筋"}).json
     call = body["rounds"][0]["tool_calls"][0]

@@ -20,9 +20,17 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "permissions.md"
 def context(session, username="admin", **kw) -> ToolContext:
     user = session.scalar(select(User).where(User.username == username))
     return ToolContext(
-        user_id=user.id, username=user.username, role=user.role, session=session, engine=db.engine,
-        request_id=None, conversation_id="c", message_id="m", tool_call_id="call_x",
-        tool_names=manager().registry.names(), **kw,
+        user_id=user.id,
+        username=user.username,
+        role=user.role,
+        session=session,
+        engine=db.engine,
+        request_id=None,
+        conversation_id="c",
+        message_id="m",
+        tool_call_id="call_x",
+        tool_names=manager().registry.names(),
+        **kw,
     )
 
 
@@ -40,12 +48,39 @@ CASES = {
     "list_low_stock": ({}, {"warehouse": "Moon Base"}, {"limit": 0}),
     "get_stock_movements": ({"material": "M001", "days": 30}, {"material": "火箭燃料"}, {"days": 999}),
     "record_stock_movement": (
-        {"material": "M001", "warehouse": "主仓库", "movement_type": "outbound", "quantity": 5, "unit": "kg", "reason": "test"},
-        {"material": "M001", "warehouse": "Moon Base", "movement_type": "outbound", "quantity": 5, "reason": "test"},
-        {"material": "M001", "warehouse": "主仓库", "movement_type": "outbound", "quantity": -5, "reason": "test"},
+        {
+            "material": "M001",
+            "warehouse": "主仓库",
+            "movement_type": "outbound",
+            "quantity": 5,
+            "unit": "kg",
+            "reason": "test",
+        },
+        {
+            "material": "M001",
+            "warehouse": "Moon Base",
+            "movement_type": "outbound",
+            "quantity": 5,
+            "reason": "test",
+        },
+        {
+            "material": "M001",
+            "warehouse": "主仓库",
+            "movement_type": "outbound",
+            "quantity": -5,
+            "reason": "test",
+        },
     ),
-    "create_purchase_request": ({"material": "M002", "quantity": 200, "unit": "kg"}, {"material": "火箭燃料", "quantity": 1}, {"material": "M002"}),
-    "format_report": ({"title": "低库存", "rows": [{"code": "M001", "qty": 1}]}, None, {"title": "x", "rows": []}),
+    "create_purchase_request": (
+        {"material": "M002", "quantity": 200, "unit": "kg"},
+        {"material": "火箭燃料", "quantity": 1},
+        {"material": "M002"},
+    ),
+    "format_report": (
+        {"title": "低库存", "rows": [{"code": "M001", "qty": 1}]},
+        None,
+        {"title": "x", "rows": []},
+    ),
     "create_new_intent": (
         {"name": "dough", "keywords": ["面团"], "tool_name": "search_materials"},
         None,
@@ -84,15 +119,28 @@ def test_bad_arguments_are_refused_by_the_schema(session, name):
 def test_results_are_what_the_model_needs(session):
     search = run(session, "search_materials", {"keyword": "面粉", "limit": 2})
     assert search["materials"][0] == {
-        "code": "M001", "name": "高筋面粉", "name_en": "Bread Flour", "stock": "100", "unit": "kg", "warehouse": "主仓库",
+        "code": "M001",
+        "name": "高筋面粉",
+        "name_en": "Bread Flour",
+        "stock": "100",
+        "unit": "kg",
+        "warehouse": "主仓库",
     }
     assert search["more_available"] is True and search["total"] >= 4
     detail = run(session, "get_material_detail", {"material": "高筋面粉"})
-    assert detail["below_reorder_point"] is True and detail["reorder_point"] == "200" and detail["unit_cost_cny"] == "6.20"
+    assert (
+        detail["below_reorder_point"] is True
+        and detail["reorder_point"] == "200"
+        and detail["unit_cost_cny"] == "6.20"
+    )
     low = run(session, "list_low_stock", {"limit": 3})
     assert len(low["items"]) == 3 and low["total"] > 3 and low["more_available"]
     stats = run(session, "get_inventory_stats", {})
-    assert float(stats["total_value_cny"]) > 0 and {w["warehouse"] for w in stats["by_warehouse"]} == {"主仓库", "冷库", "包材仓"}
+    assert float(stats["total_value_cny"]) > 0 and {w["warehouse"] for w in stats["by_warehouse"]} == {
+        "主仓库",
+        "冷库",
+        "包材仓",
+    }
 
 
 def test_booking_and_purchase_request_write_through_the_services(session):
@@ -108,7 +156,9 @@ def test_booking_and_purchase_request_write_through_the_services(session):
 
 def test_a_purchase_request_needed_yesterday_is_refused(session):
     with pytest.raises(DomainError, match="in the past"):
-        run(session, "create_purchase_request", {"material": "M002", "quantity": 1, "needed_by": "2020-01-01"})
+        run(
+            session, "create_purchase_request", {"material": "M002", "quantity": 1, "needed_by": "2020-01-01"}
+        )
 
 
 def test_format_report_markdown_and_csv(session):
@@ -153,12 +203,18 @@ def table_from_registry(session) -> list[str]:
 
 def test_permissions_document_matches_the_code(session):
     text = DOC.read_text(encoding="utf-8")
-    documented = re.search(r"<!-- permissions-table:start -->\n(.*?)\n<!-- permissions-table:end -->", text, re.S).group(1)
+    documented = re.search(
+        r"<!-- permissions-table:start -->\n(.*?)\n<!-- permissions-table:end -->", text, re.S
+    ).group(1)
     assert documented.splitlines() == table_from_registry(session)
 
 
 @pytest.mark.parametrize("role", ROLES)
 def test_each_role_is_offered_exactly_its_tools(session, role):
     offered = set(manager().registry.toolbox_for(role, session).names)
-    expected = {line.split(" | ")[0].strip("| ") for line in table_from_registry(session)[2:] if line.split(" | ")[1 + ROLES.index(role)].startswith("yes")}
+    expected = {
+        line.split(" | ")[0].strip("| ")
+        for line in table_from_registry(session)[2:]
+        if line.split(" | ")[1 + ROLES.index(role)].startswith("yes")
+    }
     assert offered == expected

@@ -110,7 +110,10 @@ def respond(turn: Turn, events: Iterator[Event]):
     body = message_view(message)
     if unavailable is not None:
         response = error_response(
-            503, unavailable.code, unavailable.message, {"message_id": message.id, "conversation_id": message.conversation_id}
+            503,
+            unavailable.code,
+            unavailable.message,
+            {"message_id": message.id, "conversation_id": message.conversation_id},
         )
         response.headers["Retry-After"] = str(unavailable.retry_after)
         return response
@@ -143,7 +146,11 @@ class Decision(MethodView):
     @login_required
     def post(self, body, message_id):
         turn, call_ids, approve = manager().prepare_decision(
-            db.session, authenticated_user(), message_id, body["decision"] == "approve", body.get("tool_call_id")
+            db.session,
+            authenticated_user(),
+            message_id,
+            body["decision"] == "approve",
+            body.get("tool_call_id"),
         )
         return respond(turn, manager().decide(db.session, turn, call_ids, approve))
 
@@ -175,7 +182,10 @@ class Conversations(MethodView):
     def get(self):
         user = authenticated_user()
         return db.session.scalars(
-            select(Conversation).where(Conversation.user_id == user.id).order_by(Conversation.updated_at.desc()).limit(100)
+            select(Conversation)
+            .where(Conversation.user_id == user.id)
+            .order_by(Conversation.updated_at.desc())
+            .limit(100)
         ).all()
 
 

@@ -41,7 +41,14 @@ from inventory_ai.assistant.tools.base import (
     ToolExecutor,
     from_domain,
 )
-from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, ReasoningDelta, TextDelta, ToolCall
+from inventory_ai.assistant.types import (
+    Message,
+    ModelReply,
+    ModelRequest,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+)
 from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, DomainError, InvalidInput, NotFound
 from inventory_ai.logging import get_logger
@@ -180,9 +187,13 @@ class ToolExecutionManager:
             session.add(conversation)
             seq = 0
         language = detect_language(text)
-        answer = ChatMessage(created_seq=seq + 2, role="assistant", status=MessageStatus.RUNNING.value, language=language)
+        answer = ChatMessage(
+            created_seq=seq + 2, role="assistant", status=MessageStatus.RUNNING.value, language=language
+        )
         # Through the relationship, so the conversation's loaded history stays true in this session.
-        conversation.messages.append(ChatMessage(created_seq=seq + 1, role="user", content=text, language=language))
+        conversation.messages.append(
+            ChatMessage(created_seq=seq + 1, role="user", content=text, language=language)
+        )
         conversation.messages.append(answer)
         conversation.updated_at = utcnow()
         session.commit()
@@ -211,7 +222,9 @@ class ToolExecutionManager:
         try:
             while True:
                 if message.rounds and self._cancel_requested(session, message):
-                    yield from self._finish(session, message, MessageStatus.CANCELLED, message.content or "", usage=usage)
+                    yield from self._finish(
+                        session, message, MessageStatus.CANCELLED, message.content or "", usage=usage
+                    )
                     return
                 iteration = len(message.rounds)
                 with_tools = iteration < self.max_iterations
@@ -227,7 +240,12 @@ class ToolExecutionManager:
                 except ProviderError as exc:
                     if not with_tools:  # the summary at the cap failed: the fixed apology
                         yield from self._finish(
-                            session, message, MessageStatus.FAILED, APOLOGY[message.language], "iteration_limit", usage
+                            session,
+                            message,
+                            MessageStatus.FAILED,
+                            APOLOGY[message.language],
+                            "iteration_limit",
+                            usage,
                         )
                         return
                     yield from self._fail(session, message, exc, usage)
@@ -236,7 +254,9 @@ class ToolExecutionManager:
                     text = reply.text.strip() or (APOLOGY[message.language] if not with_tools else "")
                     yield from self._finish(session, message, MessageStatus.COMPLETED, text, usage=usage)
                     return
-                pending = yield from self._execute_round(session, message, user, toolbox, reply, iteration, usage)
+                pending = yield from self._execute_round(
+                    session, message, user, toolbox, reply, iteration, usage
+                )
                 if pending:
                     message.status = MessageStatus.AWAITING_CONFIRMATION.value
                     session.commit()
@@ -251,7 +271,9 @@ class ToolExecutionManager:
     def _ask(self, provider, request, message, user, usage: list[ModelCall]) -> Iterator[ev.Event]:
         """One model call, streamed; returns the ModelReply. Its usage row joins `usage` either way."""
         started = time.monotonic()
-        record = ModelCall(message_id=message.id, user_id=user.id, provider=provider.name, model=provider.model)
+        record = ModelCall(
+            message_id=message.id, user_id=user.id, provider=provider.name, model=provider.model
+        )
         reply = None
         try:
             for chunk in provider.stream(request):
@@ -303,7 +325,9 @@ class ToolExecutionManager:
             language=message.language,
             tool_names=self.registry.names(),
         )
-        prepared = [self._prepare_call(call, toolbox, context, used + i) for i, call in enumerate(reply.tool_calls)]
+        prepared = [
+            self._prepare_call(call, toolbox, context, used + i) for i, call in enumerate(reply.tool_calls)
+        ]
         for p in prepared:
             arguments = p.arguments if p.tool is not None and p.error is None else p.call.arguments
             yield ev.ToolCallStart(position, p.call.id, p.call.name, arguments, p.description)
@@ -314,7 +338,10 @@ class ToolExecutionManager:
         usage.clear()
 
         stored = ToolRound(
-            message_id=message.id, position=position, assistant_response=storable(reply.text) or None, started_at=utcnow()
+            message_id=message.id,
+            position=position,
+            assistant_response=storable(reply.text) or None,
+            started_at=utcnow(),
         )
         pending: list[ev.PendingCall] = []
         for index, (p, outcome) in enumerate(zip(prepared, outcomes, strict=True)):
@@ -336,8 +363,14 @@ class ToolExecutionManager:
                 self._audit(session, message, user, p.call.name, p.arguments, "pending_confirmation", None, 0)
                 continue
             self._audit(
-                session, message, user, p.call.name, p.arguments or p.call.arguments, outcome.status,
-                outcome.error_type, outcome.duration_ms,
+                session,
+                message,
+                user,
+                p.call.name,
+                p.arguments or p.call.arguments,
+                outcome.status,
+                outcome.error_type,
+                outcome.duration_ms,
             )
         stored.duration_ms = int((time.monotonic() - started) * 1000)
         message.rounds.append(stored)
@@ -345,11 +378,18 @@ class ToolExecutionManager:
         for p, outcome in zip(prepared, outcomes, strict=True):
             if outcome.status != CallStatus.PENDING_CONFIRMATION:
                 yield ev.ToolResultEvent(
-                    position, p.call.id, p.call.name, outcome.status, outcome.content or "", outcome.duration_ms
+                    position,
+                    p.call.id,
+                    p.call.name,
+                    outcome.status,
+                    outcome.content or "",
+                    outcome.duration_ms,
                 )
         return pending
 
-    def _prepare_call(self, call: ToolCall, toolbox: Toolbox, context: ToolContext, ordinal: int) -> _Prepared:
+    def _prepare_call(
+        self, call: ToolCall, toolbox: Toolbox, context: ToolContext, ordinal: int
+    ) -> _Prepared:
         p = _Prepared(call)
         if ordinal >= self.max_calls_per_message:
             p.error = ExecutionFailed(
@@ -380,7 +420,9 @@ class ToolExecutionManager:
             # Describing resolves names, so a call that cannot be booked fails now, not after approval.
             with Session(bind=context.engine) as session:
                 try:
-                    p.description = p.tool.describe_call(parsed, replace(context, session=session, tool_call_id=call.id))
+                    p.description = p.tool.describe_call(
+                        parsed, replace(context, session=session, tool_call_id=call.id)
+                    )
                     p.pending = True
                 except ToolError as exc:
                     p.error = exc
@@ -392,7 +434,10 @@ class ToolExecutionManager:
     def _expected(tool: ToolExecutor) -> str:
         props = tool.parameters.get("properties", {})
         required = set(tool.parameters.get("required", []))
-        fields = [f"{name}{'' if name in required else '?'}: {spec.get('type', 'enum')}" for name, spec in props.items()]
+        fields = [
+            f"{name}{'' if name in required else '?'}: {spec.get('type', 'enum')}"
+            for name, spec in props.items()
+        ]
         return "expected fields: " + ", ".join(fields)
 
     def _run_calls(self, prepared: list[_Prepared], context: ToolContext) -> list[_Outcome]:
@@ -401,7 +446,9 @@ class ToolExecutionManager:
         batch: list[int] = []
 
         def flush() -> None:
-            for index, outcome in zip(batch, self._run_parallel([prepared[i] for i in batch], context), strict=True):
+            for index, outcome in zip(
+                batch, self._run_parallel([prepared[i] for i in batch], context), strict=True
+            ):
                 outcomes[index] = outcome
             batch.clear()
 
@@ -434,7 +481,9 @@ class ToolExecutionManager:
 
     def _timeout(self, p: _Prepared) -> _Outcome:
         error = Timeout(f"{p.call.name} did not finish within {p.tool.timeout_seconds:g} s")
-        return _Outcome(CallStatus.ERROR.value, _error_content(error), error.type, int(p.tool.timeout_seconds * 1000))
+        return _Outcome(
+            CallStatus.ERROR.value, _error_content(error), error.type, int(p.tool.timeout_seconds * 1000)
+        )
 
     def _invoke(self, p: _Prepared, context: ToolContext) -> _Outcome:
         """Run one tool in its own session."""
@@ -444,7 +493,11 @@ class ToolExecutionManager:
             try:
                 value = p.tool.execute(p.arguments, ctx)
                 session.commit()
-                status, content, error_type = CallStatus.SUCCESS.value, compact(value, self.result_budget_chars), None
+                status, content, error_type = (
+                    CallStatus.SUCCESS.value,
+                    compact(value, self.result_budget_chars),
+                    None,
+                )
             except (ToolError, DomainError) as exc:
                 session.rollback()
                 error = exc if isinstance(exc, ToolError) else from_domain(exc)
@@ -477,9 +530,16 @@ class ToolExecutionManager:
         # Permission is checked again now: the role or the tool settings may have changed meanwhile.
         toolbox = self.registry.toolbox_for(user.role, session)
         context = ToolContext(
-            user_id=user.id, username=user.username, role=user.role, session=session, engine=self._engine(),
-            request_id=None, conversation_id=message.conversation_id, message_id=message.id,
-            language=message.language, tool_names=self.registry.names(),
+            user_id=user.id,
+            username=user.username,
+            role=user.role,
+            session=session,
+            engine=self._engine(),
+            request_id=None,
+            conversation_id=message.conversation_id,
+            message_id=message.id,
+            language=message.language,
+            tool_names=self.registry.names(),
         )
         last_round = message.rounds[-1]
         for record in (c for c in last_round.calls if c.call_id in call_ids):
@@ -490,7 +550,10 @@ class ToolExecutionManager:
                     error = PermissionDenied(f"tool {record.name!r} is no longer available to this user")
                     outcome = _Outcome(CallStatus.ERROR.value, _error_content(error), error.type)
                 else:
-                    outcome = self._invoke(_Prepared(ToolCall(record.call_id, record.name, record.arguments), tool, arguments), context)
+                    outcome = self._invoke(
+                        _Prepared(ToolCall(record.call_id, record.name, record.arguments), tool, arguments),
+                        context,
+                    )
                     begin_write(session)
             else:
                 outcome = _Outcome(
@@ -498,16 +561,39 @@ class ToolExecutionManager:
                     dumps({"error": {"type": "Declined", "message": "declined by the user"}}),
                     "Declined",
                 )
-            record.status, record.content, record.error_type = outcome.status, outcome.content, outcome.error_type
+            record.status, record.content, record.error_type = (
+                outcome.status,
+                outcome.content,
+                outcome.error_type,
+            )
             record.duration_ms = outcome.duration_ms
-            self._audit(session, message, user, record.name, arguments, outcome.status, outcome.error_type, outcome.duration_ms)
+            self._audit(
+                session,
+                message,
+                user,
+                record.name,
+                arguments,
+                outcome.status,
+                outcome.error_type,
+                outcome.duration_ms,
+            )
             session.commit()
-            yield ev.ToolResultEvent(last_round.position, record.call_id, record.name, outcome.status, outcome.content or "", outcome.duration_ms)
+            yield ev.ToolResultEvent(
+                last_round.position,
+                record.call_id,
+                record.name,
+                outcome.status,
+                outcome.content or "",
+                outcome.duration_ms,
+            )
         still = [c for c in last_round.calls if c.status == CallStatus.PENDING_CONFIRMATION]
         if still:
             yield ev.ConfirmationRequired(
                 message.id,
-                [ev.PendingCall(c.call_id, c.name, json.loads(c.arguments), c.description or "") for c in still],
+                [
+                    ev.PendingCall(c.call_id, c.name, json.loads(c.arguments), c.description or "")
+                    for c in still
+                ],
             )
             return
         message.status = MessageStatus.RUNNING.value
@@ -524,7 +610,9 @@ class ToolExecutionManager:
                 self._cancelled.add(message.id)
             session.commit()
         elif message.status == MessageStatus.AWAITING_CONFIRMATION:
-            for call in (c for r in message.rounds for c in r.calls if c.status == CallStatus.PENDING_CONFIRMATION):
+            for call in (
+                c for r in message.rounds for c in r.calls if c.status == CallStatus.PENDING_CONFIRMATION
+            ):
                 call.status = CallStatus.DECLINED.value
                 call.content = dumps({"error": {"type": "Declined", "message": "cancelled by the user"}})
             message.status = MessageStatus.CANCELLED.value
@@ -572,7 +660,9 @@ class ToolExecutionManager:
             self._cancelled.discard(message.id)
         yield ev.Done(message.conversation_id, message.id, message.status, text)
 
-    def _fail(self, session: Session, message: ChatMessage, exc: ProviderError, usage: list[ModelCall]) -> Iterator[ev.Event]:
+    def _fail(
+        self, session: Session, message: ChatMessage, exc: ProviderError, usage: list[ModelCall]
+    ) -> Iterator[ev.Event]:
         log.warning("model_failed", code=exc.code, message_id=message.id)
         if exc.retry_after is not None:
             text = UNAVAILABLE[message.language].format(s=exc.retry_after)

@@ -67,7 +67,9 @@ class ToolRegistry:
         except SchemaError as exc:
             raise RegistryError(f"tool {name!r} has an invalid parameter schema: {exc.message}") from exc
         if schema.get("type") != "object" or schema.get("additionalProperties") is not False:
-            raise RegistryError(f"tool {name!r}: parameters must be an object with additionalProperties: false")
+            raise RegistryError(
+                f"tool {name!r}: parameters must be an object with additionalProperties: false"
+            )
         missing = set(schema.get("required", [])) - set(schema.get("properties", {}))
         if missing:
             raise RegistryError(f"tool {name!r}: required fields not in properties: {sorted(missing)}")

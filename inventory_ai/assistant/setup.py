@@ -47,8 +47,14 @@ def offline_lexicon(session: Session) -> Lexicon:
             IntentRule(i.name, tuple(i.keywords), i.tool_name, dict(i.default_arguments or {}), i.priority)
             for i in active_intents(session)
         ),
-        warehouses=tuple(Place(w.code, w.name_zh, w.name_en) for w in session.scalars(select(Warehouse).order_by(Warehouse.code))),
-        categories=tuple(Place(c.code, c.name_zh, c.name_en) for c in session.scalars(select(Category).order_by(func.length(Category.name_zh).desc()))),
+        warehouses=tuple(
+            Place(w.code, w.name_zh, w.name_en)
+            for w in session.scalars(select(Warehouse).order_by(Warehouse.code))
+        ),
+        categories=tuple(
+            Place(c.code, c.name_zh, c.name_en)
+            for c in session.scalars(select(Category).order_by(func.length(Category.name_zh).desc()))
+        ),
         home_warehouse=home_warehouse,
         known=lambda phrase: search_materials(session, phrase, limit=1).total > 0,
     )

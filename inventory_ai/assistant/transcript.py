@@ -20,7 +20,9 @@ def message_view(message: ChatMessage) -> dict:
     for stored in message.rounds:
         calls, results = [], []
         for call in stored.calls:
-            calls.append({"id": call.call_id, "name": call.name, "arguments": parsed_arguments(call.arguments)})
+            calls.append(
+                {"id": call.call_id, "name": call.name, "arguments": parsed_arguments(call.arguments)}
+            )
             if call.status == CallStatus.PENDING_CONFIRMATION:
                 pending.append(
                     {
@@ -32,9 +34,16 @@ def message_view(message: ChatMessage) -> dict:
                 )
             else:
                 results.append(
-                    {"tool_call_id": call.call_id, "name": call.name, "status": call.status, "content": call.content or ""}
+                    {
+                        "tool_call_id": call.call_id,
+                        "name": call.name,
+                        "status": call.status,
+                        "content": call.content or "",
+                    }
                 )
-        rounds.append({"assistant_response": stored.assistant_response, "tool_calls": calls, "results": results})
+        rounds.append(
+            {"assistant_response": stored.assistant_response, "tool_calls": calls, "results": results}
+        )
     return {
         "conversation_id": message.conversation_id,
         "message_id": message.id,

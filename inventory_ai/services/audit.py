@@ -18,7 +18,9 @@ def sanitise(arguments: Any, depth: int = 0) -> Any:
         return "…"
     if isinstance(arguments, dict):
         return {
-            str(k)[:64].replace("\x00", "\ufffd"): ("[redacted]" if str(k).lower() in _SECRET_KEYS else sanitise(v, depth + 1))
+            str(k)[:64].replace("\x00", "\ufffd"): (
+                "[redacted]" if str(k).lower() in _SECRET_KEYS else sanitise(v, depth + 1)
+            )
             for k, v in list(arguments.items())[:30]
         }
     if isinstance(arguments, list):

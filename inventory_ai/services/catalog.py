@@ -49,7 +49,9 @@ def find_warehouse(session: Session, ref: str) -> Warehouse:
         )
     )
     if warehouse is None:
-        names = ", ".join(f"{w.name_zh} ({w.code})" for w in session.scalars(select(Warehouse).order_by(Warehouse.code)))
+        names = ", ".join(
+            f"{w.name_zh} ({w.code})" for w in session.scalars(select(Warehouse).order_by(Warehouse.code))
+        )
         raise NotFound(f"no warehouse {text!r}; warehouses are: {names}")
     return warehouse
 

@@ -88,7 +88,9 @@ def parse_quantity(value) -> Decimal:
     return quantity
 
 
-def validate(session: Session, request: BookingRequest) -> tuple[Material, Warehouse, Warehouse | None, Decimal]:
+def validate(
+    session: Session, request: BookingRequest
+) -> tuple[Material, Warehouse, Warehouse | None, Decimal]:
     """Resolve and check a booking without writing: used by the ledger and by confirmation prompts."""
     try:
         movement_type = MovementType(request.movement_type)
@@ -154,7 +156,11 @@ def _book(engine: Engine, request: BookingRequest) -> Booking:
                 f"insufficient stock: have {fmt_quantity(source.quantity)} {material.unit}, "
                 f"asked {fmt_quantity(quantity)} {material.unit} "
                 f"({material.name_zh} {material.code}, {warehouse.name_zh})",
-                {"have": fmt_quantity(source.quantity), "asked": fmt_quantity(quantity), "unit": material.unit},
+                {
+                    "have": fmt_quantity(source.quantity),
+                    "asked": fmt_quantity(quantity),
+                    "unit": material.unit,
+                },
             )
         out = _write(session, request, material, warehouse, target, source, delta, request.idempotency_key)
         to_level = None
@@ -250,7 +256,7 @@ def _replay_in(session: Session, key: str) -> Booking | None:
 
 
 def describe_booking(session: Session, request: BookingRequest, language: str = "zh") -> str:
-    """"出库 20 kg 高筋面粉 (M001)，主仓库": the sentence a person approves."""
+    """ "出库 20 kg 高筋面粉 (M001)，主仓库": the sentence a person approves."""
     material, warehouse, target, quantity = validate(session, request)
     zh, en = MOVEMENT_LABELS[request.movement_type]
     amount = f"{fmt_quantity(quantity)} {material.unit}"

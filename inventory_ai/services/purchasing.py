@@ -67,7 +67,8 @@ def pending_for(session: Session, material_id: int) -> list[PurchaseRequest]:
     return list(
         session.scalars(
             select(PurchaseRequest).where(
-                PurchaseRequest.material_id == material_id, PurchaseRequest.status == PurchaseRequestStatus.PENDING
+                PurchaseRequest.material_id == material_id,
+                PurchaseRequest.status == PurchaseRequestStatus.PENDING,
             )
         )
     )

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from pypinyin import Style, lazy_pinyin
@@ -89,8 +88,12 @@ def material_terms(
 def index_material(session: Session, material: Material) -> None:
     """Replace a material's terms; call after every write that changes its text."""
     session.execute(delete(MaterialSearchTerm).where(MaterialSearchTerm.material_id == material.id))
-    category = material.category or (session.get(Category, material.category_id) if material.category_id else None)
-    supplier = material.supplier or (session.get(Supplier, material.supplier_id) if material.supplier_id else None)
+    category = material.category or (
+        session.get(Category, material.category_id) if material.category_id else None
+    )
+    supplier = material.supplier or (
+        session.get(Supplier, material.supplier_id) if material.supplier_id else None
+    )
     rows = [
         {"term": term, "field": fld, "material_id": material.id}
         for term, fld in material_terms(material, category, supplier)
@@ -247,7 +250,11 @@ def search_materials(
     capped_ids = select(Material.id).where(*conditions, Material.id.in_(select(any_ids.c.material_id)))
     total = session.scalar(select(func.count()).select_from(capped_ids.limit(COUNT_CAP + 1).subquery())) or 0
     page_ids = ids[offset:wanted]
-    by_id = {m.id: m for m in session.scalars(select(Material).where(Material.id.in_(page_ids)))} if page_ids else {}
+    by_id = (
+        {m.id: m for m in session.scalars(select(Material).where(Material.id.in_(page_ids)))}
+        if page_ids
+        else {}
+    )
     return SearchPage(
         materials=[by_id[i] for i in page_ids if i in by_id],
         total=min(total, COUNT_CAP),
@@ -256,5 +263,3 @@ def search_materials(
         limit=limit,
         tokens=tokens,
     )
-
-

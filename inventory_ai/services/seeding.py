@@ -101,7 +101,11 @@ def _seed_materials(session: Session, seed_dir: Path) -> int:
 
 def _seed_movements(session: Session, seed_dir: Path) -> int:
     """Replays the seeded ledger; each row's key (seed:<line>) makes a second run skip it."""
-    done = set(session.scalars(select(StockMovement.idempotency_key).where(StockMovement.idempotency_key.like("seed:%"))))
+    done = set(
+        session.scalars(
+            select(StockMovement.idempotency_key).where(StockMovement.idempotency_key.like("seed:%"))
+        )
+    )
     materials = {code: mid for code, mid in session.execute(select(Material.code, Material.id))}
     warehouses = {code: wid for code, wid in session.execute(select(Warehouse.code, Warehouse.id))}
     levels = {(lv.material_id, lv.warehouse_id): lv for lv in session.scalars(select(StockLevel))}

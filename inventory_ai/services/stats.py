@@ -75,13 +75,13 @@ def low_stock(session: Session, scope: Scope, limit: int = 20) -> dict:
     if scope.warehouse_id is not None:
         # Only what this warehouse stocks: a cold-store item is not "low" in the packaging store.
         stmt = stmt.join(
-            StockLevel, (StockLevel.material_id == Material.id) & (StockLevel.warehouse_id == scope.warehouse_id)
+            StockLevel,
+            (StockLevel.material_id == Material.id) & (StockLevel.warehouse_id == scope.warehouse_id),
         )
     else:
         stmt = stmt.outerjoin(StockLevel, StockLevel.material_id == Material.id)
     stmt = (
-        stmt
-        .where(Material.active.is_(True), Material.reorder_point > 0)
+        stmt.where(Material.active.is_(True), Material.reorder_point > 0)
         .group_by(Material.id)
         .having(on_hand < Material.reorder_point)
     )
@@ -147,4 +147,9 @@ def movements(session: Session, flt: MovementFilter, limit: int = 20, offset: in
         .limit(limit)
         .offset(offset)
     ).all()
-    return {"total": totals[0], "quantity_in": Decimal(totals[1]), "quantity_out": Decimal(totals[2]), "rows": rows}
+    return {
+        "total": totals[0],
+        "quantity_in": Decimal(totals[1]),
+        "quantity_out": Decimal(totals[2]),
+        "rows": rows,
+    }

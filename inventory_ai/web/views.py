@@ -19,7 +19,9 @@ from inventory_ai.errors import DomainError
 from inventory_ai.extensions import db
 from inventory_ai.models import Conversation
 
-bp = Blueprint("web", __name__, template_folder="templates", static_folder="static", static_url_path="/static")
+bp = Blueprint(
+    "web", __name__, template_folder="templates", static_folder="static", static_url_path="/static"
+)
 
 
 def _safe_next(target: str | None) -> str:
@@ -31,7 +33,9 @@ def _safe_next(target: str | None) -> str:
 @bp.route("/login", methods=["GET", "POST"])
 def login():
     if request.method == "POST":
-        user = check_credentials(request.form.get("username", "")[:64], request.form.get("password", "")[:256])
+        user = check_credentials(
+            request.form.get("username", "")[:64], request.form.get("password", "")[:256]
+        )
         if user is None:
             flash("用户名或密码错误 / Wrong username or password", "error")
             return render_template("login.html"), 401
@@ -49,14 +53,21 @@ def logout():
 
 def _conversations(user):
     return db.session.scalars(
-        select(Conversation).where(Conversation.user_id == user.id).order_by(Conversation.updated_at.desc()).limit(50)
+        select(Conversation)
+        .where(Conversation.user_id == user.id)
+        .order_by(Conversation.updated_at.desc())
+        .limit(50)
     ).all()
 
 
 def _transcript(conversation: Conversation) -> list[dict]:
     out = []
     for m in conversation.messages:
-        out.append({"role": "user", "content": m.content} if m.role == "user" else {"role": "assistant", **message_view(m)})
+        out.append(
+            {"role": "user", "content": m.content}
+            if m.role == "user"
+            else {"role": "assistant", **message_view(m)}
+        )
     return out
 
 
@@ -85,7 +96,9 @@ def ask():
     """The no-JavaScript path: run the loop to its end, then show the conversation."""
     user = authenticated_user()
     try:
-        turn = manager().prepare_message(db.session, user, request.form.get("message", ""), request.form.get("conversation_id") or None)
+        turn = manager().prepare_message(
+            db.session, user, request.form.get("message", ""), request.form.get("conversation_id") or None
+        )
     except DomainError as exc:
         flash(exc.message, "error")
         return redirect(request.referrer or url_for("web.index"))
@@ -100,7 +113,11 @@ def decide(message_id: str):
     user = authenticated_user()
     try:
         turn, call_ids, approve = manager().prepare_decision(
-            db.session, user, message_id, request.form.get("decision") == "approve", request.form.get("tool_call_id") or None
+            db.session,
+            user,
+            message_id,
+            request.form.get("decision") == "approve",
+            request.form.get("tool_call_id") or None,
         )
     except DomainError as exc:
         if exc.http_status == 404:
@@ -110,5 +127,3 @@ def decide(message_id: str):
     for _event in manager().decide(db.session, turn, call_ids, approve):
         pass
     return redirect(url_for("web.conversation", conversation_id=turn.conversation_id))
-
-

@@ -45,7 +45,14 @@ log = get_logger(__name__)
 FAIL_MAX = 3
 RESET_TIMEOUT = 30
 # Client errors: retrying cannot help and they say nothing about the service's health.
-NOT_RETRYABLE = {"InvalidApiKey", "InvalidParameter", "DataInspectionFailed", "AccessDenied", "Arrearage", "ModelNotFound"}
+NOT_RETRYABLE = {
+    "InvalidApiKey",
+    "InvalidParameter",
+    "DataInspectionFailed",
+    "AccessDenied",
+    "Arrearage",
+    "ModelNotFound",
+}
 
 
 class ModelCallFailed(ProviderError):
@@ -135,12 +142,19 @@ def shared_breaker(redis_url: str | None) -> ModelBreaker:
         import redis
 
         client = redis.Redis.from_url(redis_url)
-        storage = pybreaker.CircuitRedisStorage(pybreaker.STATE_CLOSED, client, namespace="inventory_ai:dashscope")
+        storage = pybreaker.CircuitRedisStorage(
+            pybreaker.STATE_CLOSED, client, namespace="inventory_ai:dashscope"
+        )
         breaker = pybreaker.CircuitBreaker(
-            fail_max=FAIL_MAX, reset_timeout=RESET_TIMEOUT, state_storage=storage, throw_new_error_on_trip=False
+            fail_max=FAIL_MAX,
+            reset_timeout=RESET_TIMEOUT,
+            state_storage=storage,
+            throw_new_error_on_trip=False,
         )
         return ModelBreaker(breaker, TrialGate(client))
-    breaker = pybreaker.CircuitBreaker(fail_max=FAIL_MAX, reset_timeout=RESET_TIMEOUT, throw_new_error_on_trip=False)
+    breaker = pybreaker.CircuitBreaker(
+        fail_max=FAIL_MAX, reset_timeout=RESET_TIMEOUT, throw_new_error_on_trip=False
+    )
     return ModelBreaker(breaker, TrialGate())
 
 
@@ -206,7 +220,11 @@ class DashScopeProvider:
             response = first
             while response is not None:
                 if response.status_code != 200:
-                    raise classify(response.status_code, getattr(response, "code", None), getattr(response, "message", None))
+                    raise classify(
+                        response.status_code,
+                        getattr(response, "code", None),
+                        getattr(response, "message", None),
+                    )
                 choice = (response.output or {}).get("choices", [{}])[0]
                 message = choice.get("message") or {}
                 if piece := message.get("reasoning_content"):
@@ -221,7 +239,9 @@ class DashScopeProvider:
                 if choice.get("finish_reason") not in (None, "null"):
                     finish_reason = choice["finish_reason"]
                 if response.usage:
-                    usage = Usage(response.usage.get("input_tokens", 0), response.usage.get("output_tokens", 0))
+                    usage = Usage(
+                        response.usage.get("input_tokens", 0), response.usage.get("output_tokens", 0)
+                    )
                 response = next(responses, None)
         except ProviderError as exc:
             self.breaker.record(exc, trial)
@@ -243,7 +263,9 @@ class DashScopeProvider:
         """Start the call and read its first response, retrying what is worth retrying."""
         retrying = Retrying(
             stop=stop_after_attempt(self.max_attempts),
-            wait=wait_exponential_jitter(multiplier=self.backoff_seconds, max=self.backoff_seconds * 8, jitter=self.backoff_seconds),
+            wait=wait_exponential_jitter(
+                multiplier=self.backoff_seconds, max=self.backoff_seconds * 8, jitter=self.backoff_seconds
+            ),
             retry=retry_if_exception(lambda e: isinstance(e, ModelCallFailed) and e.retryable),
             reraise=True,
         )
@@ -277,7 +299,9 @@ class DashScopeProvider:
             "request_timeout": max(1, int(self.timeout_seconds)),
         }
         if request.tools:
-            arguments.update(tools=[t.to_wire() for t in request.tools], tool_choice="auto", parallel_tool_calls=True)
+            arguments.update(
+                tools=[t.to_wire() for t in request.tools], tool_choice="auto", parallel_tool_calls=True
+            )
         if self.enable_thinking is not None:
             arguments["enable_thinking"] = self.enable_thinking
         if self.base_url:

@@ -60,19 +60,153 @@ class Lexicon:
 
 # Words that carry no material meaning; removed before the keyword is read off what remains.
 ZH_FILLER = [
-    "帮我", "帮忙", "请帮我", "请", "麻烦", "一下", "我要", "我想", "想要", "需要", "给我", "看看", "看一下",
-    "查一下", "查看", "有没有", "还有", "还剩", "现在", "目前", "当前", "我们", "仓库里", "库里", "所有",
-    "全部", "的", "了", "吗", "呢", "吧", "啊", "多少", "哪些", "什么", "怎么样", "情况", "原料", "材料",
-    "物料", "库存", "一共", "共", "把", "从", "到", "在", "和", "及", "与", "是", "个", "些", "次", "用",
+    "帮我",
+    "帮忙",
+    "请帮我",
+    "请",
+    "麻烦",
+    "一下",
+    "我要",
+    "我想",
+    "想要",
+    "需要",
+    "给我",
+    "看看",
+    "看一下",
+    "查一下",
+    "查看",
+    "有没有",
+    "还有",
+    "还剩",
+    "现在",
+    "目前",
+    "当前",
+    "我们",
+    "仓库里",
+    "库里",
+    "所有",
+    "全部",
+    "的",
+    "了",
+    "吗",
+    "呢",
+    "吧",
+    "啊",
+    "多少",
+    "哪些",
+    "什么",
+    "怎么样",
+    "情况",
+    "原料",
+    "材料",
+    "物料",
+    "库存",
+    "一共",
+    "共",
+    "把",
+    "从",
+    "到",
+    "在",
+    "和",
+    "及",
+    "与",
+    "是",
+    "个",
+    "些",
+    "次",
+    "用",
 ]
 EN_FILLER = {
-    "a", "an", "the", "please", "can", "could", "you", "me", "i", "we", "our", "us", "my", "do", "does", "did",
-    "is", "are", "was", "what", "which", "how", "much", "many", "have", "has", "of", "for", "in", "on", "to",
-    "from", "at", "with", "and", "or", "all", "any", "some", "show", "list", "give", "tell", "about", "get",
-    "material", "materials", "stock", "stocks", "inventory", "level", "levels", "there", "left", "it", "out",
-    "in", "up", "now", "current", "currently", "today", "let", "see", "need", "want", "would", "like", "kg",
-    "warehouse", "book", "booking", "items", "item", "raw", "ingredient", "ingredients", "details", "detail",
-    "info", "information", "last", "past", "days", "day", "week", "month", "this", "recent", "by", "as",
+    "a",
+    "an",
+    "the",
+    "please",
+    "can",
+    "could",
+    "you",
+    "me",
+    "i",
+    "we",
+    "our",
+    "us",
+    "my",
+    "do",
+    "does",
+    "did",
+    "is",
+    "are",
+    "was",
+    "what",
+    "which",
+    "how",
+    "much",
+    "many",
+    "have",
+    "has",
+    "of",
+    "for",
+    "in",
+    "on",
+    "to",
+    "from",
+    "at",
+    "with",
+    "and",
+    "or",
+    "all",
+    "any",
+    "some",
+    "show",
+    "list",
+    "give",
+    "tell",
+    "about",
+    "get",
+    "material",
+    "materials",
+    "stock",
+    "stocks",
+    "inventory",
+    "level",
+    "levels",
+    "there",
+    "left",
+    "it",
+    "out",
+    "up",
+    "now",
+    "current",
+    "currently",
+    "today",
+    "let",
+    "see",
+    "need",
+    "want",
+    "would",
+    "like",
+    "kg",
+    "warehouse",
+    "book",
+    "booking",
+    "items",
+    "item",
+    "raw",
+    "ingredient",
+    "ingredients",
+    "details",
+    "detail",
+    "info",
+    "information",
+    "last",
+    "past",
+    "days",
+    "day",
+    "week",
+    "month",
+    "this",
+    "recent",
+    "by",
+    "as",
 }
 # No \b: CJK characters are word characters, so "查看M002的" has no boundary around the code.
 _CODE = re.compile(r"(?<![A-Za-z0-9])[mM]\d{3,}(?![0-9])")
@@ -194,7 +328,9 @@ class OfflineProvider:
                     return None
                 args["warehouse"], args["to_warehouse"] = places[0], places[1]
             else:
-                args["warehouse"] = warehouse or self.lexicon.home_warehouse(keyword) or _first_name(self.lexicon)
+                args["warehouse"] = (
+                    warehouse or self.lexicon.home_warehouse(keyword) or _first_name(self.lexicon)
+                )
             lang = language_of(text)
             args["reason"] = ("助手登记：" if lang == "zh" else "Booked via assistant: ") + text.strip()[:200]
         elif tool == "create_purchase_request":
@@ -226,10 +362,20 @@ class OfflineProvider:
             return None
         last = results[-1]
         # A detail lookup that matched several materials: show them instead.
-        if last["name"] == "get_material_detail" and last["error"] and "search_materials" in offered:
-            if "search_materials" not in called and (keyword := self.material_phrase(text, [])):
-                return _call("search_materials", {"keyword": keyword})
-        if wants_report and "format_report" in offered and "format_report" not in called and not last["error"]:
+        if (
+            last["name"] == "get_material_detail"
+            and last["error"]
+            and "search_materials" in offered
+            and "search_materials" not in called
+            and (keyword := self.material_phrase(text, []))
+        ):
+            return _call("search_materials", {"keyword": keyword})
+        if (
+            wants_report
+            and "format_report" in offered
+            and "format_report" not in called
+            and not last["error"]
+        ):
             rows = _rows_of(last["data"])
             if rows:
                 return _call("format_report", {"title": text.strip()[:100], "rows": rows[:50]})
@@ -306,7 +452,9 @@ def _quantity(text: str) -> tuple[float | None, str | None]:
         number, unit = match.group(1), match.group(2)
         if _CODE.search(text[max(0, match.start() - 1) : match.end()]):
             continue  # the digits of a material code
-        if unit is None and not re.search(r"(出库|入库|领|book|issue|receive|采购|order|buy|调|transfer)", text, re.I):
+        if unit is None and not re.search(
+            r"(出库|入库|领|book|issue|receive|采购|order|buy|调|transfer)", text, re.I
+        ):
             continue
         value = float(number)
         return (int(value) if value.is_integer() else value), _unit(unit)
@@ -318,9 +466,24 @@ def _unit(raw: str | None) -> str | None:
         return None
     key = raw.lower()
     table = {
-        "公斤": "kg", "千克": "kg", "克": "g", "斤": "斤", "吨": "t", "毫升": "mL", "ml": "mL", "升": "L",
-        "公升": "L", "l": "L", "个": "pcs", "件": "pcs", "只": "pcs", "枚": "pcs", "张": "pcs", "根": "pcs",
-        "片": "pcs", "ea": "pcs",
+        "公斤": "kg",
+        "千克": "kg",
+        "克": "g",
+        "斤": "斤",
+        "吨": "t",
+        "毫升": "mL",
+        "ml": "mL",
+        "升": "L",
+        "公升": "L",
+        "l": "L",
+        "个": "pcs",
+        "件": "pcs",
+        "只": "pcs",
+        "枚": "pcs",
+        "张": "pcs",
+        "根": "pcs",
+        "片": "pcs",
+        "ea": "pcs",
     }
     if key in table:
         return table[key]
@@ -382,7 +545,14 @@ def _results(turn: list[Message]) -> list[dict]:
                 arguments = json.loads(call.arguments or "{}")
             except json.JSONDecodeError:
                 arguments = {}
-        out.append({"name": m.name or (call.name if call else ""), "arguments": arguments, "data": data, "error": error})
+        out.append(
+            {
+                "name": m.name or (call.name if call else ""),
+                "arguments": arguments,
+                "data": data,
+                "error": error,
+            }
+        )
     return out
 
 

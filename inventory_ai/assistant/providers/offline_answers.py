@@ -11,11 +11,26 @@ CAPABILITIES = {
     "search_materials": ("查找原料，例如“帮我查找面粉原料”", 'find materials, e.g. "find flour"'),
     "get_material_detail": ("查看原料详情，例如“M001 详情”", 'look at one material, e.g. "details of M001"'),
     "get_inventory_stats": ("库存统计与库存金额", "stock totals and stock value"),
-    "list_low_stock": ("列出低于补货点的原料，例如“哪些原料库存不足”", 'list what is running low, e.g. "what is running low?"'),
-    "get_stock_movements": ("查询出入库记录，例如“最近7天高筋面粉的出库记录”", 'stock movement history, e.g. "flour movements last 7 days"'),
-    "record_stock_movement": ("登记出入库（需您确认），例如“高筋面粉出库20公斤”", 'book stock in or out (you confirm first), e.g. "book out 20 kg M001"'),
-    "create_purchase_request": ("提交采购申请，例如“申请采购低筋面粉500公斤”", 'raise a purchase request, e.g. "purchase 500 kg M002"'),
-    "format_report": ("把结果整理成报表，例如“生成低库存报表”", 'turn results into a report, e.g. "low stock report"'),
+    "list_low_stock": (
+        "列出低于补货点的原料，例如“哪些原料库存不足”",
+        'list what is running low, e.g. "what is running low?"',
+    ),
+    "get_stock_movements": (
+        "查询出入库记录，例如“最近7天高筋面粉的出库记录”",
+        'stock movement history, e.g. "flour movements last 7 days"',
+    ),
+    "record_stock_movement": (
+        "登记出入库（需您确认），例如“高筋面粉出库20公斤”",
+        'book stock in or out (you confirm first), e.g. "book out 20 kg M001"',
+    ),
+    "create_purchase_request": (
+        "提交采购申请，例如“申请采购低筋面粉500公斤”",
+        'raise a purchase request, e.g. "purchase 500 kg M002"',
+    ),
+    "format_report": (
+        "把结果整理成报表，例如“生成低库存报表”",
+        'turn results into a report, e.g. "low stock report"',
+    ),
 }
 
 
@@ -35,7 +50,9 @@ def help_text(language: str, offered: set[str]) -> str:
 def compose_answer(language: str, text: str, results: list[dict]) -> str:
     parts = [_answer_one(language, r) for r in results]
     # When a report was made, the report is the answer; the data it came from was shown already.
-    report = [p for r, p in zip(results, parts, strict=True) if r["name"] == "format_report" and not r["error"]]
+    report = [
+        p for r, p in zip(results, parts, strict=True) if r["name"] == "format_report" and not r["error"]
+    ]
     return report[-1] if report else "\n\n".join(p for p in parts if p)
 
 
@@ -53,7 +70,11 @@ def _answer_one(lang: str, result: dict) -> str:
 def _more(zh: bool, shown: int, total) -> str:
     if isinstance(total, int) and total <= shown:
         return ""
-    return f"\n（还有更多，共 {total} 条，可缩小范围查询）" if zh else f"\n(more available: {total} in all; narrow the query)"
+    return (
+        f"\n（还有更多，共 {total} 条，可缩小范围查询）"
+        if zh
+        else f"\n(more available: {total} in all; narrow the query)"
+    )
 
 
 def _search(zh, args, data):
@@ -72,7 +93,11 @@ def _search(zh, args, data):
         where = ("，" if zh else ", ").join(f"{w} {q}" for w, q in shares.items())
         name = r["name"] if zh else f"{r['name_en']} {r['name']}"
         suffix = f"（{where}）" if zh and where else (f" ({where})" if where else "")
-        lines.append(f"- {name} ({r['code']})：{r['stock']} {r['unit']}{suffix}" if zh else f"- {name} ({r['code']}): {r['stock']} {r['unit']}{suffix}")
+        lines.append(
+            f"- {name} ({r['code']})：{r['stock']} {r['unit']}{suffix}"
+            if zh
+            else f"- {name} ({r['code']}): {r['stock']} {r['unit']}{suffix}"
+        )
     return head + "\n" + "\n".join(lines) + _more(zh, len(rows), data.get("total"))
 
 
@@ -96,7 +121,12 @@ def _detail(zh, args, data):
 
 
 def _stats(zh, args, data):
-    lines = [f"- {r['warehouse']}：{r['materials']} 种，{r['value_cny']} 元" if zh else f"- {r['warehouse']}: {r['materials']} materials, CNY {r['value_cny']}" for r in data.get("by_warehouse", [])]
+    lines = [
+        f"- {r['warehouse']}：{r['materials']} 种，{r['value_cny']} 元"
+        if zh
+        else f"- {r['warehouse']}: {r['materials']} materials, CNY {r['value_cny']}"
+        for r in data.get("by_warehouse", [])
+    ]
     if zh:
         head = (
             f"库存共 {data['materials_in_stock']} 种原料，总值 {data['total_value_cny']} 元；"
@@ -114,7 +144,11 @@ def _low(zh, args, data):
     items = data.get("items", [])
     if not items:
         return "目前没有低于补货点的原料。" if zh else "Nothing is below its reorder point right now."
-    head = f"有 {data['total']} 种原料低于补货点：" if zh else f"{data['total']} materials are below their reorder point:"
+    head = (
+        f"有 {data['total']} 种原料低于补货点："
+        if zh
+        else f"{data['total']} materials are below their reorder point:"
+    )
     lines = [
         f"- {i['name']} ({i['code']})：现有 {i['quantity']} {i['unit']}，补货点 {i['reorder_point']}，缺口 {i['shortfall']} {i['unit']}"
         if zh
@@ -143,10 +177,15 @@ def _movements(zh, args, data):
 
 
 def _booking(zh, args, data):
-    verb_zh = {"inbound": "入库", "outbound": "出库", "adjustment": "盘点调整", "transfer": "调拨"}[data["movement_type"]]
-    verb_en = {"inbound": "Booked in", "outbound": "Booked out", "adjustment": "Adjusted", "transfer": "Transferred"}[
+    verb_zh = {"inbound": "入库", "outbound": "出库", "adjustment": "盘点调整", "transfer": "调拨"}[
         data["movement_type"]
     ]
+    verb_en = {
+        "inbound": "Booked in",
+        "outbound": "Booked out",
+        "adjustment": "Adjusted",
+        "transfer": "Transferred",
+    }[data["movement_type"]]
     if zh:
         text = (
             f"已{verb_zh} {data['quantity']} {data['unit']} {data['material']}，{data['warehouse']}库存 "

@@ -14,7 +14,12 @@ class CreateNewIntent(ToolExecutor):
         "type": "object",
         "properties": {
             "name": {"type": "string", "pattern": "^[a-z][a-z0-9_]{1,63}$"},
-            "keywords": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "maxItems": 30},
+            "keywords": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "minItems": 1,
+                "maxItems": 30,
+            },
             "tool_name": {"type": "string"},
             "default_arguments": {"type": "object"},
         },
@@ -34,4 +39,9 @@ class CreateNewIntent(ToolExecutor):
             default_arguments=arguments.get("default_arguments"),
             user_id=context.user_id,
         )
-        return {"intent_id": intent.id, "name": intent.name, "tool_name": intent.tool_name, "keywords": intent.keywords}
+        return {
+            "intent_id": intent.id,
+            "name": intent.name,
+            "tool_name": intent.tool_name,
+            "keywords": intent.keywords,
+        }

@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from inventory_ai.errors import DomainError, Forbidden, InvalidInput, NotFound as DomainNotFound
+from inventory_ai.errors import DomainError, Forbidden, InvalidInput
+from inventory_ai.errors import NotFound as DomainNotFound
 from inventory_ai.models import ROLES
 
 ALL_ROLES: frozenset[str] = frozenset(ROLES)

@@ -35,7 +35,12 @@ class SearchMaterials(ToolExecutor):
     parameters = {
         "type": "object",
         "properties": {
-            "keyword": {"type": "string", "minLength": 1, "maxLength": 100, "description": "面粉, flour, M001"},
+            "keyword": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 100,
+                "description": "面粉, flour, M001",
+            },
             "category": {"type": "string"},
             "warehouse": {"type": "string"},
             "in_stock": {"type": "boolean"},

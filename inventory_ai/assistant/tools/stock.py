@@ -51,7 +51,9 @@ class ListLowStock(ToolExecutor):
     }
 
     def execute(self, arguments: dict, context: ToolContext):
-        result = stats.low_stock(context.session, _scope(context, arguments), limit=arguments.get("limit", 10))
+        result = stats.low_stock(
+            context.session, _scope(context, arguments), limit=arguments.get("limit", 10)
+        )
         result["more_available"] = result["total"] > len(result["items"])
         return result
 
@@ -73,7 +75,9 @@ class GetStockMovements(ToolExecutor):
 
     def execute(self, arguments: dict, context: ToolContext):
         session = context.session
-        flt = stats.MovementFilter(days=arguments.get("days", 30), movement_type=arguments.get("movement_type"))
+        flt = stats.MovementFilter(
+            days=arguments.get("days", 30), movement_type=arguments.get("movement_type")
+        )
         if arguments.get("material"):
             flt.material_id = find_material(session, arguments["material"]).id
         if arguments.get("warehouse"):

@@ -1,0 +1,191 @@
+"""Material search at scale: p50/p95 per query class beside a naive LIKE '%q%' scan.
+
+    .venv/bin/python bench/search.py sqlite 10000 100000
+    .venv/bin/python bench/search.py postgresql 10000 100000     # needs 127.0.0.1:5432 (trust)
+
+For each size a fresh database is migrated and filled with generated materials (the seeded bakery's
+names combined with brand prefixes and pack sizes, so every query class has many matches), indexed
+with the same code the app uses, and queried: each query class runs several queries, each 15 times.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+import time
+from decimal import Decimal
+
+import flask_migrate
+from _common import percentile
+from sqlalchemy import create_engine, func, insert, or_, select, text
+
+from inventory_ai import create_app
+from inventory_ai.config import config_for_tests
+from inventory_ai.extensions import db
+from inventory_ai.models import Category, Material, MaterialSearchTerm, Supplier
+from inventory_ai.services.search import material_terms, search_materials
+from inventory_ai.services.seeding import seed
+
+BRANDS = [
+    ("金像", "Golden Statue"),
+    ("王后", "Queen"),
+    ("新良", "Xinliang"),
+    ("香满园", "Fragrant Garden"),
+    ("安琪", "Angel"),
+    ("总统", "President"),
+    ("铁塔", "Tower"),
+    ("维益", "Rich"),
+    ("南侨", "Namchow"),
+    ("嘉利宝", "Callebaut"),
+    ("法芙娜", "Valrhona"),
+    ("百钻", "Baizuan"),
+    ("展艺", "Zhanyi"),
+    ("德馨", "Dexin"),
+    ("舒可曼", "Sugarman"),
+    ("太古", "Taikoo"),
+    ("伊利", "Yili"),
+    ("蒙牛", "Mengniu"),
+    ("光明", "Bright"),
+    ("恒天然", "Fonterra"),
+]
+PACKS = ["1kg", "5kg", "10kg", "20kg", "25kg", "500g"]
+QUERIES = {
+    "1-char 汉字": ["糖", "粉", "油", "蛋"],
+    "2-char 汉字": ["面粉", "黄油", "奶粉", "巧克"],
+    "pinyin": ["mianfen", "huangyou", "tang", "mf"],
+    "English word": ["flour", "butter", "sugar", "chocolate"],
+    "English prefix": ["flo", "but", "choc", "sug"],
+    "code prefix": ["M00012", "M0005", "M01", "M1"],
+}
+
+
+def database_url(kind: str, size: int) -> str:
+    if kind == "sqlite":
+        folder = tempfile.mkdtemp(prefix="iai-search-")
+        return f"sqlite:///{folder}/search_{size}.db"
+    name = f"iai_bench_search_{size}"
+    admin = create_engine("postgresql+psycopg://postgres@127.0.0.1:5432/test", isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+
+
+def fill(size: int) -> None:
+    session = db.session
+    seed(session, "bench-password")
+    base = session.scalars(select(Material).order_by(Material.id)).all()
+    categories = {c.id: c for c in session.scalars(select(Category))}
+    suppliers = {s.id: s for s in session.scalars(select(Supplier))}
+    next_id = session.scalar(select(func.max(Material.id))) + 1
+    batch = 5000
+    made = len(base)
+    started = time.perf_counter()
+    while made < size:
+        rows, terms = [], []
+        for _ in range(min(batch, size - made)):
+            template = base[made % len(base)]
+            brand_zh, brand_en = BRANDS[(made // len(base)) % len(BRANDS)]
+            pack = PACKS[(made // (len(base) * len(BRANDS))) % len(PACKS)]
+            m = Material(
+                id=next_id,
+                code=f"M{next_id:07d}",
+                name_zh=f"{brand_zh}{template.name_zh}{pack}",
+                name_en=f"{brand_en} {template.name_en} {pack}",
+                unit=template.unit,
+                spec=template.spec,
+                category_id=template.category_id,
+                supplier_id=template.supplier_id,
+                reorder_point=Decimal(10),
+                unit_cost=template.unit_cost,
+                active=True,
+            )
+            m.name_en_key = m.name_en.lower()
+            rows.append(
+                {
+                    c: getattr(m, c)
+                    for c in (
+                        "id",
+                        "code",
+                        "name_zh",
+                        "name_en",
+                        "name_en_key",
+                        "unit",
+                        "spec",
+                        "category_id",
+                        "supplier_id",
+                        "reorder_point",
+                        "unit_cost",
+                        "active",
+                    )
+                }
+            )
+            terms += [
+                {"term": t, "field": f, "material_id": next_id}
+                for t, f in material_terms(m, categories[m.category_id], suppliers.get(m.supplier_id))
+            ]
+            next_id += 1
+            made += 1
+        session.execute(insert(Material), rows)
+        session.execute(insert(MaterialSearchTerm), terms)
+        session.commit()
+    if db.engine.dialect.name == "postgresql":
+        session.execute(text("ANALYZE"))
+    else:
+        session.execute(text("ANALYZE"))
+    session.commit()
+    print(f"  filled {size} materials in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+
+
+def like_baseline(session, q: str) -> None:
+    pattern = f"%{q}%"
+    condition = or_(
+        Material.name_zh.like(pattern),
+        Material.name_en_key.like(pattern.lower()),
+        Material.code.like(pattern.upper()),
+    )
+    session.scalar(select(func.count()).select_from(Material).where(condition))
+    session.scalars(select(Material.id).where(condition).order_by(Material.code).limit(10)).all()
+
+
+def time_it(fn, repeat: int = 15) -> list[float]:
+    fn()  # warm the cache
+    out = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - started) * 1000)
+    return out
+
+
+def main() -> None:
+    logging.disable(logging.INFO)
+    kind, sizes = sys.argv[1], [int(s) for s in sys.argv[2:]] or [10_000]
+    os.chdir(tempfile.mkdtemp())
+    print("| database | materials | query class | index p50 ms | index p95 ms | LIKE p50 ms | LIKE p95 ms |")
+    print("|---|---|---|---|---|---|---|")
+    for size in sizes:
+        url = database_url(kind, size)
+        app = create_app(config_for_tests(url))
+        with app.app_context():
+            flask_migrate.upgrade()
+            fill(size)
+            for label, queries in QUERIES.items():
+                ours, naive = [], []
+                for q in queries:
+                    ours += time_it(lambda q=q: search_materials(db.session, q, limit=10))
+                    naive += time_it(lambda q=q: like_baseline(db.session, q))
+                print(
+                    f"| {kind} | {size:,} | {label} | {percentile(ours, 50):.1f} | {percentile(ours, 95):.1f} "
+                    f"| {percentile(naive, 50):.1f} | {percentile(naive, 95):.1f} |",
+                    flush=True,
+                )
+            db.session.remove()
+            db.engine.dispose()
+
+
+if __name__ == "__main__":
+    main()
