@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from flask import Flask
+from werkzeug.routing import IntegerConverter
 
 from inventory_ai.config import Config
 
@@ -55,9 +56,20 @@ def register_assistant(app: Flask) -> None:
     init_assistant(app)
 
 
+class DatabaseId(IntegerConverter):
+    """`<int:…>` in every route: ids beyond the database's INTEGER are simply not found (404),
+    instead of overflowing the driver."""
+
+    def __init__(self, url_map, *args, **kwargs):
+        kwargs.setdefault("max", 2**31 - 1)
+        super().__init__(url_map, *args, **kwargs)
+
+
 def register_blueprints(app: Flask) -> None:
     from inventory_ai.api import init_api
     from inventory_ai.web import health, views
+
+    app.url_map.converters["int"] = DatabaseId
 
     app.register_blueprint(health.bp)
     app.register_blueprint(views.bp)

@@ -28,6 +28,8 @@ def init_app(app: Flask) -> None:
 
     @login_manager.user_loader
     def _load_user(user_id: str) -> User | None:
+        if request.headers.get("Authorization", "").startswith("Bearer "):
+            return None  # an explicit token decides, not a cookie that happens to be there
         user = db.session.get(User, int(user_id)) if user_id.isdigit() else None
         return user if user is not None and user.active else None
 

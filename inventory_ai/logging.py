@@ -28,8 +28,9 @@ def configure_logging(production: bool, file=None) -> None:
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
+            # Tracebacks become text first, so the scrubber below sees them too.
+            structlog.processors.format_exc_info,
             redact_secrets,
-            structlog.processors.format_exc_info if production else structlog.processors.StackInfoRenderer(),
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),

@@ -315,3 +315,17 @@ def test_login_page_is_served(client):
     response = client.get("/login")
     assert response.status_code == 200
     assert "csrf_token" in response.get_data(as_text=True)
+
+
+def test_an_unexpected_error_logs_its_traceback_without_secrets(app, client):
+    @app.get("/boom")
+    def boom():
+        raise RuntimeError("upstream refused key sk-abcdefghijklmnopqrstuvwx")
+
+    buffer = io.StringIO()
+    configure_logging(production=True, file=buffer)
+    response = client.get("/boom")
+    assert response.status_code == 500 and "sk-" not in response.get_data(as_text=True)
+    line = next(json.loads(x) for x in buffer.getvalue().splitlines() if "unhandled_error" in x)
+    assert "Traceback" in line["exception"] and "RuntimeError" in line["exception"]
+    assert "sk-abcdefghijkl" not in buffer.getvalue() and "[redacted]" in line["exception"]

@@ -2,13 +2,33 @@
 
 from flask import Flask
 from flask_smorest import Api
+from marshmallow import Schema, fields
 
-api = Api()
+
+class ErrorBodySchema(Schema):
+    code = fields.String(required=True)
+    message = fields.String(required=True)
+    details = fields.Raw()
+
+
+class ErrorSchema(Schema):
+    """Every error on /api/: {"error": {"code", "message", "details"?}} (inventory_ai/errors.py)."""
+
+    error = fields.Nested(ErrorBodySchema, required=True)
+
+
+class InventoryApi(Api):
+    ERROR_SCHEMA = ErrorSchema
+
+
+api = InventoryApi()
 
 
 def init_api(app: Flask) -> None:
     from inventory_ai.api import auth, chat
+    from inventory_ai.api.admin import init_admin
 
     api.init_app(app)
     api.register_blueprint(auth.blp)
     api.register_blueprint(chat.blp)
+    init_admin(api, app)

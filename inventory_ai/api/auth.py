@@ -8,11 +8,13 @@ from flask_login import login_required, login_user, logout_user
 from flask_smorest import Blueprint
 from flask_wtf.csrf import generate_csrf
 from marshmallow import Schema, fields, validate
+from sqlalchemy import select
 
-from inventory_ai.auth import authenticated_user
-from inventory_ai.errors import error_response
+from inventory_ai.api.fields import UtcDateTime
+from inventory_ai.auth import authenticated_user, issue_token
+from inventory_ai.errors import NotFound, error_response
 from inventory_ai.extensions import db
-from inventory_ai.models import User
+from inventory_ai.models import ApiToken, User, utcnow
 from inventory_ai.services import audit
 
 blp = Blueprint("api_auth", __name__, url_prefix="/api/v1/auth", description="Log in and out")
@@ -68,3 +70,58 @@ class Me(MethodView):
     def get(self):
         user = authenticated_user()
         return jsonify(username=user.username, role=user.role, csrf_token=generate_csrf())
+
+
+# --- API tokens for scripts: issued to the logged-in user, shown once, stored hashed ----------
+
+
+class TokenCreateSchema(Schema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    valid_days = fields.Integer(
+        strict=True, load_default=90, allow_none=True, validate=validate.Range(min=1, max=3650)
+    )
+
+
+class TokenSchema(Schema):
+    id = fields.Integer()
+    name = fields.String()
+    prefix = fields.String()
+    created_at = UtcDateTime()
+    expires_at = UtcDateTime(allow_none=True)
+    revoked_at = UtcDateTime(allow_none=True)
+    last_used_at = UtcDateTime(allow_none=True)
+
+
+class IssuedTokenSchema(TokenSchema):
+    token = fields.String(metadata={"description": "shown once; only its hash is stored"})
+
+
+@blp.route("/tokens")
+class Tokens(MethodView):
+    @blp.response(200, TokenSchema(many=True))
+    @login_required
+    def get(self):
+        user = authenticated_user()
+        return db.session.scalars(
+            select(ApiToken).where(ApiToken.user_id == user.id).order_by(ApiToken.id)
+        ).all()
+
+    @blp.arguments(TokenCreateSchema)
+    @blp.response(201, IssuedTokenSchema)
+    @login_required
+    def post(self, body):
+        token, plain = issue_token(authenticated_user(), body["name"], body["valid_days"])
+        db.session.commit()
+        return {**{name: getattr(token, name) for name in TokenSchema().fields}, "token": plain}
+
+
+@blp.route("/tokens/<int:token_id>")
+class TokenResource(MethodView):
+    @blp.response(204)
+    @login_required
+    def delete(self, token_id):
+        token = db.session.get(ApiToken, token_id)
+        if token is None or token.user_id != authenticated_user().id:
+            raise NotFound("no such token")
+        token.revoked_at = token.revoked_at or utcnow()
+        db.session.commit()

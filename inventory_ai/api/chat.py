@@ -17,6 +17,7 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
+from inventory_ai.api.fields import UtcDateTime
 from inventory_ai.assistant.events import ErrorEvent, Event
 from inventory_ai.assistant.manager import MAX_MESSAGE_CHARS, Turn
 from inventory_ai.assistant.setup import manager
@@ -166,7 +167,7 @@ class Cancel(MethodView):
 class ConversationSummarySchema(Schema):
     id = fields.String()
     title = fields.String()
-    updated_at = fields.DateTime()
+    updated_at = UtcDateTime()
 
 
 class ConversationSchema(Schema):

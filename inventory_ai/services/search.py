@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from pypinyin import Style, lazy_pinyin
 from sqlalchemy import and_, delete, exists, func, insert, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from inventory_ai.models import Category, Material, MaterialSearchTerm, StockLevel, Supplier
 
@@ -169,28 +169,37 @@ class SearchPage:
         return self.offset + len(self.materials) < self.total or self.total_capped
 
 
-def _term_ids(tokens: list[Token], fields: tuple[int, ...]):
-    """A SELECT of material ids having every token's terms in the given fields."""
-    selects = []
-    for token in tokens:
-        for term in token.exact:
-            selects.append(
-                select(MaterialSearchTerm.material_id).where(
-                    MaterialSearchTerm.term == term, MaterialSearchTerm.field.in_(fields)
-                )
+def _condition(terms, token: Token, exact_term: str | None = None):
+    if exact_term is not None:
+        return terms.term == exact_term
+    return and_(terms.term >= token.prefix, terms.term < token.prefix + _HIGH)
+
+
+def _postings(tokens: list[Token], fields: tuple[int, ...]):
+    """Material ids having every token, driven from the term index in its own order.
+
+    The first exact term (else the first prefix) drives an index scan on (term, field, material_id);
+    every other term is an EXISTS probe. With one field and an exact driver the rows come out in
+    material_id order without a sort, so a page stops early instead of reading the whole posting list.
+    """
+    parts = [(t, term) for t in tokens for term in t.exact] + [(t, None) for t in tokens if t.prefix]
+    parts.sort(key=lambda part: part[1] is None)  # exact terms drive; prefixes probe
+    (driver_token, driver_term), *others = parts
+    driver = aliased(MaterialSearchTerm)
+    stmt = select(driver.material_id).where(
+        _condition(driver, driver_token, driver_term), driver.field.in_(fields)
+    )
+    for token, term in others:
+        probe = aliased(MaterialSearchTerm)
+        stmt = stmt.where(
+            exists().where(
+                probe.material_id == driver.material_id,
+                probe.field.in_(fields),
+                _condition(probe, token, term),
             )
-        if token.prefix:
-            selects.append(
-                select(MaterialSearchTerm.material_id).where(
-                    MaterialSearchTerm.term >= token.prefix,
-                    MaterialSearchTerm.term < token.prefix + _HIGH,
-                    MaterialSearchTerm.field.in_(fields),
-                )
-            )
-    if len(selects) == 1:
-        return selects[0]
-    first, *rest = selects
-    return first.intersect(*rest)
+        )
+    order = (driver.material_id,) if driver_term is not None else (driver.term, driver.material_id)
+    return stmt, driver, order
 
 
 def _filter_conditions(filters: SearchFilters) -> list:
@@ -241,14 +250,19 @@ def search_materials(
             | ((Material.name_en_key > text) & (Material.name_en_key < text + _HIGH))
         ).order_by(Material.name_zh)
     )
-    # 4. name contains every token  5. spec / category / supplier
-    name_ids = _term_ids(tokens, (NAME,)).subquery()
-    take(base.where(Material.id.in_(select(name_ids.c.material_id))).order_by(Material.id))
-    any_ids = _term_ids(tokens, (NAME, DETAIL)).subquery()
-    take(base.where(Material.id.in_(select(any_ids.c.material_id))).order_by(Material.id))
+    # 4. name contains every token  5. spec / category / supplier: index-driven, stopping early
+    for fields in ((NAME,), (DETAIL,)):
+        stmt, driver, order = _postings(tokens, fields)
+        take(stmt.join(Material, Material.id == driver.material_id).where(*conditions).order_by(*order))
 
-    capped_ids = select(Material.id).where(*conditions, Material.id.in_(select(any_ids.c.material_id)))
-    total = session.scalar(select(func.count()).select_from(capped_ids.limit(COUNT_CAP + 1).subquery())) or 0
+    stmt, driver, _ = _postings(tokens, (NAME, DETAIL))
+    matching = (
+        stmt.join(Material, Material.id == driver.material_id)
+        .where(*conditions)
+        .distinct()
+        .limit(COUNT_CAP + 1)
+    )
+    total = session.scalar(select(func.count()).select_from(matching.subquery())) or 0
     page_ids = ids[offset:wanted]
     by_id = (
         {m.id: m for m in session.scalars(select(Material).where(Material.id.in_(page_ids)))}

@@ -66,6 +66,8 @@ _ALIASES = {
     "each": "pcs",
 }
 QUANTUM = Decimal("0.001")
+# NUMERIC(18,3) holds up to 10^15; nothing a warehouse books comes near this.
+MAX_QUANTITY = Decimal(10) ** 12
 
 
 def canonical_unit(unit: str) -> str:
@@ -83,6 +85,8 @@ def convert(quantity: Decimal, unit: str | None, to_unit: str) -> Decimal:
     (dim_from, f_from), (dim_to, f_to) = _UNITS[source], _UNITS[target]
     if dim_from != dim_to:
         raise InvalidInput(f"cannot convert {unit} to {to_unit}: this material is counted in {to_unit}")
+    if abs(quantity) > MAX_QUANTITY:
+        raise InvalidInput(f"quantity {quantity} is beyond any stock this warehouse could hold")
     converted = (quantity * f_from / f_to).quantize(QUANTUM, rounding=ROUND_HALF_UP)
     if quantity != 0 and converted == 0:
         raise InvalidInput(f"{quantity} {unit} is too small to book in {to_unit}")

@@ -1,0 +1,301 @@
+"""Admin: materials (CRUD, CSV import), stock levels and movements, purchase requests."""
+
+from __future__ import annotations
+
+from flask import request
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import Schema, fields, validate
+from sqlalchemy import select
+
+from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
+from inventory_ai.api.fields import UtcDateTime, decimal_string, to_naive_utc
+from inventory_ai.auth import authenticated_user
+from inventory_ai.errors import InvalidInput
+from inventory_ai.extensions import db
+from inventory_ai.models import Material, PurchaseRequest, StockLevel, StockMovement
+from inventory_ai.services import ledger, materials, purchasing
+from inventory_ai.services.catalog import find_category, find_material, find_warehouse
+from inventory_ai.services.materials import UNITS
+
+blp = Blueprint(
+    "admin_catalog", __name__, url_prefix="/api/v1/admin", description="Admin: materials and stock"
+)
+admins_only(blp)
+
+# Decimal input: a string (exact) or a number; ranges are the services' rules.
+DECIMAL_IN = {"type": "string", "format": "decimal"}
+
+
+class MaterialSchema(Schema):
+    code = fields.String(dump_only=True)
+    name_zh = fields.String()
+    name_en = fields.String()
+    unit = fields.String()
+    spec = fields.String(allow_none=True)
+    category = fields.Function(lambda m: m.category.code if m.category else None)
+    supplier = fields.Function(lambda m: m.supplier.code if m.supplier else None)
+    reorder_point = decimal_string(3)
+    unit_cost = decimal_string(4)
+    active = fields.Boolean()
+
+
+class MaterialCreateSchema(Schema):
+    code = fields.String(required=True, validate=validate.Length(min=2, max=32))
+    name_zh = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    name_en = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    unit = fields.String(required=True, validate=validate.OneOf(UNITS))
+    spec = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=200))
+    category = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    supplier = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=200))
+    reorder_point = fields.Decimal(load_default=0, metadata=DECIMAL_IN)
+    unit_cost = fields.Decimal(load_default=0, metadata=DECIMAL_IN)
+
+
+class MaterialUpdateSchema(Schema):
+    name_zh = fields.String(validate=validate.Length(min=1, max=200))
+    name_en = fields.String(validate=validate.Length(min=1, max=200))
+    unit = fields.String(validate=validate.OneOf(UNITS))
+    spec = fields.String(allow_none=True, validate=validate.Length(max=200))
+    category = fields.String(validate=validate.Length(min=1, max=100))
+    supplier = fields.String(allow_none=True, validate=validate.Length(max=200))
+    reorder_point = fields.Decimal(metadata=DECIMAL_IN)
+    unit_cost = fields.Decimal(metadata=DECIMAL_IN)
+    active = fields.Boolean()
+
+
+class MaterialQuery(PageArgs):
+    category = fields.String(validate=validate.Length(max=100))
+    active = fields.Boolean()
+
+
+class ImportResultSchema(Schema):
+    imported = fields.Integer()
+    codes = fields.List(fields.String())
+
+
+@blp.route("/materials")
+class Materials(MethodView):
+    @blp.arguments(MaterialQuery, location="query")
+    @blp.response(200, page_of(MaterialSchema))
+    def get(self, args):
+        stmt = select(Material).order_by(Material.code)
+        if "category" in args:
+            stmt = stmt.where(Material.category_id == find_category(db.session, args["category"]).id)
+        if "active" in args:
+            stmt = stmt.where(Material.active.is_(args["active"]))
+        return paginate(db.session, stmt, args)
+
+    @blp.arguments(MaterialCreateSchema)
+    @blp.response(201, MaterialSchema)
+    @blp.alt_response(409, description="the code exists already")
+    def post(self, body):
+        return materials.create_material(db.session, body)
+
+
+@blp.route("/materials/<code>")
+class MaterialResource(MethodView):
+    @blp.response(200, MaterialSchema)
+    def get(self, code):
+        return materials.get_material(db.session, code)
+
+    @blp.arguments(MaterialUpdateSchema)
+    @blp.response(200, MaterialSchema)
+    def patch(self, body, code):
+        return materials.update_material(db.session, code, body)
+
+    @blp.response(200, MaterialSchema)
+    def delete(self, code):
+        """Deactivate: the ledger keeps referring to the material, so it is never removed."""
+        return materials.deactivate_material(db.session, code)
+
+
+@blp.route("/materials/import")
+class MaterialImport(MethodView):
+    @blp.response(201, ImportResultSchema)
+    @blp.doc(
+        requestBody={"required": True, "content": {"text/csv": {"schema": {"type": "string"}}}},
+        description="CSV with header code,name_zh,name_en,unit,spec,category,supplier,reorder_point,unit_cost. "
+        "Every row is checked; any error imports nothing and lists every problem by line.",
+    )
+    def post(self):
+        upload = request.files.get("file")
+        raw = upload.read() if upload else request.get_data()
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InvalidInput("the CSV must be UTF-8") from exc
+        created = materials.import_csv(db.session, text)
+        return {"imported": len(created), "codes": [m.code for m in created]}
+
+
+# --- stock -----------------------------------------------------------------------------------
+
+
+class LevelSchema(Schema):
+    material = fields.Function(lambda lv: lv.material.code)
+    name = fields.Function(lambda lv: lv.material.name_zh)
+    warehouse = fields.Function(lambda lv: lv.warehouse.code)
+    quantity = decimal_string(3)
+    unit = fields.Function(lambda lv: lv.material.unit)
+
+
+class LevelQuery(PageArgs):
+    material = fields.String(validate=validate.Length(max=200))
+    warehouse = fields.String(validate=validate.Length(max=100))
+
+
+class MovementSchema(Schema):
+    id = fields.Integer()
+    material = fields.Function(lambda mv: mv.material.code)
+    warehouse = fields.Function(lambda mv: mv.warehouse.code)
+    counterpart_warehouse = fields.Function(
+        lambda mv: mv.counterpart_warehouse.code if mv.counterpart_warehouse else None
+    )
+    movement_type = fields.String()
+    quantity = decimal_string(3)
+    level_before = decimal_string(3)
+    level_after = decimal_string(3)
+    reason = fields.String()
+    user_id = fields.Integer(allow_none=True)
+    created_at = UtcDateTime()
+
+
+class MovementQuery(PageArgs):
+    material = fields.String(validate=validate.Length(max=200))
+    warehouse = fields.String(validate=validate.Length(max=100))
+    movement_type = fields.String(validate=validate.OneOf(["inbound", "outbound", "adjustment", "transfer"]))
+    since = fields.DateTime()
+    until = fields.DateTime()
+
+
+class BookingSchema(Schema):
+    material = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    warehouse = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    movement_type = fields.String(
+        required=True, validate=validate.OneOf(["inbound", "outbound", "adjustment", "transfer"])
+    )
+    quantity = fields.Decimal(required=True, metadata=DECIMAL_IN)
+    unit = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=16))
+    reason = fields.String(required=True, validate=validate.Length(min=1, max=500))
+    to_warehouse = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=100))
+
+
+class BookingResultSchema(Schema):
+    movement_id = fields.Integer()
+    material = fields.String()
+    movement_type = fields.String()
+    warehouse = fields.String()
+    quantity = fields.String()
+    unit = fields.String()
+    level_before = fields.String()
+    level_after = fields.String()
+    to_warehouse = fields.String()
+    to_level_after = fields.String()
+    replayed = fields.Boolean()
+
+
+@blp.route("/stock/levels")
+class Levels(MethodView):
+    @blp.arguments(LevelQuery, location="query")
+    @blp.response(200, page_of(LevelSchema))
+    def get(self, args):
+        stmt = select(StockLevel).join(Material).order_by(Material.code, StockLevel.warehouse_id)
+        if "material" in args:
+            stmt = stmt.where(StockLevel.material_id == find_material(db.session, args["material"]).id)
+        if "warehouse" in args:
+            stmt = stmt.where(StockLevel.warehouse_id == find_warehouse(db.session, args["warehouse"]).id)
+        return paginate(db.session, stmt, args)
+
+
+@blp.route("/stock/movements")
+class Movements(MethodView):
+    @blp.arguments(MovementQuery, location="query")
+    @blp.response(200, page_of(MovementSchema))
+    def get(self, args):
+        stmt = select(StockMovement).order_by(StockMovement.created_at.desc(), StockMovement.id.desc())
+        if "material" in args:
+            stmt = stmt.where(StockMovement.material_id == find_material(db.session, args["material"]).id)
+        if "warehouse" in args:
+            stmt = stmt.where(StockMovement.warehouse_id == find_warehouse(db.session, args["warehouse"]).id)
+        if "movement_type" in args:
+            stmt = stmt.where(StockMovement.movement_type == args["movement_type"])
+        if "since" in args:
+            stmt = stmt.where(StockMovement.created_at >= to_naive_utc(args["since"]))
+        if "until" in args:
+            stmt = stmt.where(StockMovement.created_at < to_naive_utc(args["until"]))
+        return paginate(db.session, stmt, args)
+
+    @blp.arguments(BookingSchema)
+    @blp.response(201, BookingResultSchema)
+    @blp.doc(
+        parameters=[
+            {"in": "header", "name": "Idempotency-Key", "schema": {"type": "string", "maxLength": 100}}
+        ]
+    )
+    def post(self, body):
+        """Book a movement through the same ledger as the assistant; a repeated Idempotency-Key books once."""
+        key = request.headers.get("Idempotency-Key")
+        if key is not None and not 1 <= len(key) <= 100:
+            raise InvalidInput("Idempotency-Key must be 1-100 characters")
+        booking = ledger.book(
+            db.engine,
+            ledger.BookingRequest(
+                material=body["material"],
+                warehouse=body["warehouse"],
+                movement_type=body["movement_type"],
+                quantity=body["quantity"],
+                unit=body.get("unit"),
+                reason=body["reason"],
+                to_warehouse=body.get("to_warehouse"),
+                user_id=authenticated_user().id,
+                idempotency_key=f"api:{key}" if key else None,
+            ),
+        )
+        return booking.as_dict()
+
+
+# --- purchase requests -----------------------------------------------------------------------
+
+
+class PurchaseRequestSchema(Schema):
+    id = fields.Integer()
+    material = fields.Function(lambda r: r.material.code)
+    quantity = decimal_string(3)
+    unit = fields.Function(lambda r: r.material.unit)
+    needed_by = fields.Date(allow_none=True)
+    note = fields.String(allow_none=True)
+    status = fields.String()
+    requested_by_id = fields.Integer()
+    decided_by_id = fields.Integer(allow_none=True)
+    created_at = UtcDateTime()
+    decided_at = UtcDateTime(allow_none=True)
+
+
+class PurchaseQuery(PageArgs):
+    status = fields.String(validate=validate.OneOf(["pending", "approved", "rejected"]))
+
+
+@blp.route("/purchase-requests")
+class PurchaseRequests(MethodView):
+    @blp.arguments(PurchaseQuery, location="query")
+    @blp.response(200, page_of(PurchaseRequestSchema))
+    def get(self, args):
+        stmt = select(PurchaseRequest).order_by(PurchaseRequest.created_at.desc(), PurchaseRequest.id.desc())
+        if "status" in args:
+            stmt = stmt.where(PurchaseRequest.status == args["status"])
+        return paginate(db.session, stmt, args)
+
+
+@blp.route("/purchase-requests/<int:request_id>/approve")
+class Approve(MethodView):
+    @blp.response(200, PurchaseRequestSchema)
+    def post(self, request_id):
+        return purchasing.decide(db.session, request_id, True, authenticated_user())
+
+
+@blp.route("/purchase-requests/<int:request_id>/reject")
+class Reject(MethodView):
+    @blp.response(200, PurchaseRequestSchema)
+    def post(self, request_id):
+        return purchasing.decide(db.session, request_id, False, authenticated_user())

@@ -1,0 +1,30 @@
+"""Field types shared by the API schemas."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from marshmallow import fields
+
+
+class UtcDateTime(fields.AwareDateTime):
+    """Timestamps are stored as naive UTC; the API says so (RFC 3339 with an offset)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(format="iso", default_timezone=UTC, **kwargs)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if isinstance(value, datetime) and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return super()._serialize(value, attr, obj, **kwargs)
+
+
+def to_naive_utc(value: datetime) -> datetime:
+    """A filter's time in the database's terms: aware times are converted, naive ones are UTC."""
+    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+
+
+def decimal_string(places: int, **kwargs) -> fields.Decimal:
+    """Quantities and money go out as strings ("12.500"): exact, where a JSON number is a float."""
+    metadata = {"type": "string", "format": "decimal", **kwargs.pop("metadata", {})}
+    return fields.Decimal(as_string=True, places=places, metadata=metadata, **kwargs)
