@@ -208,9 +208,16 @@ def test_material_crud_keeps_search_in_step(client, admin, session):
 
 def test_material_validation(client, admin):
     bad = client.post(
-        "/api/v1/admin/materials", json={**NEW, "unit": "bushel", "reorder_point": "-1"}, headers=admin
+        "/api/v1/admin/materials", json={**NEW, "unit": "bushel", "name_zh": "", "extra": 1}, headers=admin
     )
-    assert bad.status_code == 422 and {"unit", "reorder_point"} <= set(bad.json["error"]["details"]["json"])
+    assert bad.status_code == 422 and {"unit", "name_zh", "extra"} <= set(
+        bad.json["error"]["details"]["json"]
+    )
+    negative = client.post(
+        "/api/v1/admin/materials", json={**NEW, "reorder_point": "-1", "unit_cost": "1e20"}, headers=admin
+    )
+    assert negative.status_code == 422
+    assert set(negative.json["error"]["details"]["fields"]) == {"reorder_point", "unit_cost"}
     unknown_category = client.post(
         "/api/v1/admin/materials", json={**NEW, "category": "Rockets"}, headers=admin
     )
