@@ -15,11 +15,13 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Debian's chromium for the browser tests; never a downloaded browser build.
+# Debian's chromium for the browser tests (never a downloaded browser build), and a CJK font so
+# Chinese renders in the browser and in docs/screenshots.
 chromium:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  echo "installing Debian chromium for the browser tests"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@if ! command -v chromium >/dev/null 2>&1 || ! fc-list 2>/dev/null | grep -qi "wenquanyi"; then \
+	  echo "installing Debian chromium and a CJK font for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null; \
+	fi
 
 run: $(STAMP)
 	$(FLASK) db upgrade

@@ -11,7 +11,8 @@ from inventory_ai.config import Config
 
 
 def create_app(config: Config | None = None) -> Flask:
-    app = Flask(__name__, instance_path=str(Path.cwd() / "instance"))
+    # No app-level static folder: the staff pages serve theirs from the web blueprint.
+    app = Flask(__name__, instance_path=str(Path.cwd() / "instance"), static_folder=None)
     config = config or Config.from_env(Path(app.instance_path))
     app.config.from_mapping(config.flask_settings())
     app.extensions["inventory_ai.config"] = config
@@ -35,7 +36,7 @@ def register_logging(app: Flask, config: Config) -> None:
 def register_extensions(app: Flask) -> None:
     from inventory_ai import auth
     from inventory_ai.database import install_sqlite_pragmas
-    from inventory_ai.extensions import csrf, db, login_manager, migrate
+    from inventory_ai.extensions import csrf, db, limiter, login_manager, migrate
 
     db.init_app(app)
     with app.app_context():
@@ -46,6 +47,9 @@ def register_extensions(app: Flask) -> None:
     # CSRF is checked by auth.protect_writes, which knows bearer-token requests need none.
     app.config["WTF_CSRF_CHECK_DEFAULT"] = False
     csrf.init_app(app)
+    config = app.extensions["inventory_ai.config"]
+    app.config["RATELIMIT_STORAGE_URI"] = config.redis_url or "memory://"
+    limiter.init_app(app)
     login_manager.init_app(app)
     auth.init_app(app)
 

@@ -74,6 +74,10 @@ def init_errors(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException):
         if not _wants_json():
+            if exc.code == 429:
+                from inventory_ai.web.i18n import language, strings
+
+                return strings(language())["too_many"], 429
             return exc
         headers = dict(exc.get_headers())
         headers.pop("Content-Type", None)

@@ -1,5 +1,8 @@
 """Extension singletons, bound to the app in create_app."""
 
+from flask import request
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
@@ -28,3 +31,19 @@ db = SQLAlchemy(model_class=Base, session_options={"expire_on_commit": False})
 migrate = Migrate()
 login_manager = LoginManager()
 csrf = CSRFProtect()
+
+
+def _login_key() -> str:
+    """Failed logins are counted per address and username, so one user's typos lock no one else out."""
+    username = (request.form.get("username") or (request.get_json(silent=True) or {}).get("username") or "")[
+        :64
+    ]
+    return f"{get_remote_address()}:{username}"
+
+
+# Storage: Redis when INVENTORY_AI_REDIS_URL is set (shared by every process), else in-process.
+limiter = Limiter(key_func=get_remote_address, headers_enabled=True)
+LOGIN_LIMIT = "5 per minute"
+login_limit = limiter.limit(
+    LOGIN_LIMIT, key_func=_login_key, deduct_when=lambda response: response.status_code == 401
+)

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from inventory_ai.api.fields import UtcDateTime
 from inventory_ai.auth import authenticated_user, issue_token
 from inventory_ai.errors import NotFound, error_response
-from inventory_ai.extensions import db
+from inventory_ai.extensions import db, login_limit
 from inventory_ai.models import ApiToken, User, utcnow
 from inventory_ai.services import audit
 
@@ -47,6 +47,8 @@ class Login(MethodView):
     @blp.arguments(LoginSchema)
     @blp.response(200, LoginResultSchema)
     @blp.alt_response(401, description="bad credentials")
+    @blp.alt_response(429, description="too many failed attempts; see Retry-After")
+    @login_limit
     def post(self, body):
         user = check_credentials(body["username"], body["password"])
         if user is None:

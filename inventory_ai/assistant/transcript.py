@@ -53,3 +53,56 @@ def message_view(message: ChatMessage) -> dict:
         "pending": pending,
         "usage": {"input_tokens": message.input_tokens, "output_tokens": message.output_tokens},
     }
+
+
+# Result tables for people: the rows a tool returned, in columns a warehouse reads.
+# (field in the result row, column label key in web/i18n.py)
+TABLE_COLUMNS = {
+    "materials": [
+        ("code", "code"),
+        ("name", "name"),
+        ("stock", "quantity"),
+        ("unit", "unit"),
+        ("warehouse", "warehouse"),
+    ],
+    "items": [
+        ("code", "code"),
+        ("name", "name"),
+        ("quantity", "quantity"),
+        ("reorder_point", "reorder_point"),
+        ("unit", "unit"),
+    ],
+    "movements": [
+        ("date", "date"),
+        ("code", "code"),
+        ("name", "name"),
+        ("type", "type"),
+        ("quantity", "quantity"),
+        ("unit", "unit"),
+        ("warehouse", "warehouse"),
+    ],
+}
+
+
+def result_table(content: str) -> dict | None:
+    """{"columns": [label keys], "rows": [[cells]]} for a result with rows, else None."""
+    try:
+        data = json.loads(content or "")
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    for key, columns in TABLE_COLUMNS.items():
+        rows = data.get(key)
+        if isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows):
+            shaped = []
+            for row in rows:
+                cells = []
+                for field, _label in columns:
+                    if field == "warehouse" and not row.get("warehouse"):
+                        cells.append("，".join(f"{w} {q}" for w, q in (row.get("warehouses") or {}).items()))
+                    else:
+                        cells.append(row.get(field, ""))
+                shaped.append(cells)
+            return {"columns": [label for _field, label in columns], "rows": shaped}
+    return None

@@ -13,11 +13,12 @@ from sqlalchemy import select
 
 from inventory_ai.api.auth import check_credentials
 from inventory_ai.assistant.setup import manager
-from inventory_ai.assistant.transcript import message_view
+from inventory_ai.assistant.transcript import TABLE_COLUMNS, message_view, result_table
 from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import DomainError
-from inventory_ai.extensions import db
+from inventory_ai.extensions import db, login_limit
 from inventory_ai.models import Conversation
+from inventory_ai.web.i18n import language, strings
 
 bp = Blueprint(
     "web", __name__, template_folder="templates", static_folder="static", static_url_path="/static"
@@ -30,14 +31,21 @@ def _safe_next(target: str | None) -> str:
     return url_for("web.index")
 
 
+@bp.app_context_processor
+def _interface():
+    lang = language()
+    return {"lang": lang, "t": strings(lang), "result_table": result_table, "table_columns": TABLE_COLUMNS}
+
+
 @bp.route("/login", methods=["GET", "POST"])
+@login_limit
 def login():
     if request.method == "POST":
         user = check_credentials(
             request.form.get("username", "")[:64], request.form.get("password", "")[:256]
         )
         if user is None:
-            flash("用户名或密码错误 / Wrong username or password", "error")
+            flash(strings(language())["bad_login"], "error")
             return render_template("login.html"), 401
         login_user(user)
         return redirect(_safe_next(request.args.get("next")))
