@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 FLASK   := $(BIN)/flask --app wsgi
 
-.PHONY: run test test-pg lint bench install chromium clean
+.PHONY: run serve test test-pg lint bench install chromium clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -28,6 +28,13 @@ run: $(STAMP)
 	$(FLASK) seed
 	$(FLASK) run --host 127.0.0.1 --port 5000
 
+# Production-like: gunicorn with gthread workers (gunicorn.conf.py); set INVENTORY_AI_ENV=production
+# and INVENTORY_AI_SECRET_KEY for a real deployment (docs/operations.md).
+serve: $(STAMP)
+	$(FLASK) db upgrade
+	$(FLASK) seed
+	$(BIN)/gunicorn -c gunicorn.conf.py wsgi:app
+
 test: $(STAMP) chromium
 	$(BIN)/python -m pytest -q
 
@@ -37,12 +44,14 @@ test-pg: $(STAMP)
 	  $(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check inventory_ai tests bench scripts wsgi.py
-	$(BIN)/ruff format --check inventory_ai tests bench scripts wsgi.py
+	$(BIN)/ruff check inventory_ai tests bench scripts wsgi.py gunicorn.conf.py
+	$(BIN)/ruff format --check inventory_ai tests bench scripts wsgi.py gunicorn.conf.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/loop_overhead.py
-	$(BIN)/python bench/search.py
+	$(BIN)/python bench/tokens.py
+	$(BIN)/python bench/offline_eval.py
+	$(BIN)/python bench/search.py sqlite 10000 100000
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache

@@ -1,0 +1,20 @@
+"""gunicorn for production-like runs: `make serve` or `gunicorn -c gunicorn.conf.py wsgi:app`.
+
+gthread workers: a streamed answer (SSE) holds a thread while the model talks, not a whole process,
+and a waiting stream costs no CPU. Sizes come from the environment so operators tune them per host.
+"""
+
+import multiprocessing
+import os
+
+bind = os.environ.get("INVENTORY_AI_BIND", "127.0.0.1:8000")
+worker_class = "gthread"
+workers = int(os.environ.get("INVENTORY_AI_WORKERS", multiprocessing.cpu_count()))
+threads = int(os.environ.get("INVENTORY_AI_THREADS", 32))
+# A streamed answer can take minutes (5 tool rounds of a slow model); the worker is not stuck.
+timeout = int(os.environ.get("INVENTORY_AI_WORKER_TIMEOUT", 300))
+# On SIGTERM, requests in flight (a booking being approved, an answer streaming) get this long to finish.
+graceful_timeout = int(os.environ.get("INVENTORY_AI_GRACEFUL_TIMEOUT", 60))
+keepalive = 5
+accesslog = None  # the app writes its own structured access line per request
+errorlog = "-"
