@@ -18,6 +18,7 @@ def create_app(config: Config | None = None) -> Flask:
     app.extensions["inventory_ai.config"] = config
 
     register_logging(app, config)
+    register_security(app, config)
     register_extensions(app)
     register_assistant(app)
     register_blueprints(app)
@@ -31,6 +32,36 @@ def register_logging(app: Flask, config: Config) -> None:
 
     configure_logging(production=config.production)
     bind_request_context(app)
+
+
+def register_security(app: Flask, config: Config) -> None:
+    from flask_talisman import Talisman
+
+    from inventory_ai.observability import init_metrics
+
+    if config.production:
+        # Behind the TLS-terminating proxy: trust its X-Forwarded-Proto/For (one hop).
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1)
+    Talisman(
+        app,
+        force_https=config.production,
+        strict_transport_security=config.production,
+        session_cookie_secure=config.production,
+        frame_options="DENY",
+        content_security_policy={
+            "default-src": "'self'",
+            "script-src": "'self'",
+            "style-src": "'self'",
+            "img-src": "'self' data:",
+            "connect-src": "'self'",
+            "frame-ancestors": "'none'",
+            "form-action": "'self'",
+        },
+        referrer_policy="same-origin",
+    )
+    init_metrics(app)
 
 
 def register_extensions(app: Flask) -> None:

@@ -51,6 +51,7 @@ class Config:
     tool_result_budget_chars: int = 6000
     model_timeout_seconds: float = 60.0
     model_backoff_seconds: float = 0.5
+    chat_rate_limit: str = "30 per minute"
     testing: bool = False
 
     @classmethod
@@ -84,6 +85,7 @@ class Config:
             demo_password=os.environ.get("INVENTORY_AI_DEMO_PASSWORD") or None,
             dashscope_api_key=api_key,
             dashscope_base_url=os.environ.get("DASHSCOPE_HTTP_BASE_URL") or None,
+            chat_rate_limit=os.environ.get("INVENTORY_AI_CHAT_RATE_LIMIT") or "30 per minute",
         )
 
     @property
@@ -103,6 +105,7 @@ class Config:
             "REMEMBER_COOKIE_SECURE": self.production,
             "MAX_CONTENT_LENGTH": 1 * 1024 * 1024,
             "WTF_CSRF_ENABLED": True,
+            "CHAT_RATE_LIMIT": self.chat_rate_limit,
             "API_TITLE": "inventory_ai",
             "API_VERSION": "v1",
             "OPENAPI_VERSION": "3.0.3",

@@ -1,6 +1,6 @@
 """Extension singletons, bound to the app in create_app."""
 
-from flask import request
+from flask import current_app, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
@@ -47,3 +47,13 @@ LOGIN_LIMIT = "5 per minute"
 login_limit = limiter.limit(
     LOGIN_LIMIT, key_func=_login_key, deduct_when=lambda response: response.status_code == 401
 )
+
+
+def _caller_key() -> str:
+    from flask_login import current_user
+
+    return f"user:{current_user.id}" if current_user.is_authenticated else f"ip:{get_remote_address()}"
+
+
+# Asking the assistant costs model time: limited per user (per address for the anonymous).
+chat_limit = limiter.limit(lambda: current_app.config["CHAT_RATE_LIMIT"], key_func=_caller_key)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 import re
 import sys
+import sysconfig
 import time
+import traceback
 import uuid
 
 import structlog
@@ -28,8 +30,7 @@ def configure_logging(production: bool, file=None) -> None:
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            # Tracebacks become text first, so the scrubber below sees them too.
-            structlog.processors.format_exc_info,
+            describe_exception,
             redact_secrets,
             renderer,
         ],
@@ -43,14 +44,46 @@ _SECRET_PATTERNS = [
     re.compile(r"sk-[A-Za-z0-9_-]{8,}"),
     re.compile(r"(?i)bearer\s+[A-Za-z0-9._~+/=-]{8,}"),
     re.compile(r"(pbkdf2|scrypt|argon2)[^\s\"']{20,}"),
+    re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"),  # e-mail addresses
 ]
 
 
 def scrub(text: str) -> str:
-    """Remove API keys, bearer tokens and password hashes from a string."""
+    """Remove API keys, bearer tokens, password hashes and e-mail addresses from a string."""
     for pattern in _SECRET_PATTERNS:
         text = pattern.sub("[redacted]", text)
     return text
+
+
+_LIBRARY_DIRS = tuple(
+    {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+)
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.-]+){2,}")
+
+
+def describe_exception(_logger, _name, event_dict: dict) -> dict:
+    """An exception as the operator needs it and no more: its type, its message without secrets or
+    file paths, and where it happened as module:function:line frames inside this package. No raw
+    traceback reaches a log line (they carry paths, and arguments people paste)."""
+    exc_info = event_dict.pop("exc_info", None)
+    if not exc_info:
+        return event_dict
+    if exc_info is True:
+        exc_info = sys.exc_info()
+    elif isinstance(exc_info, BaseException):
+        exc_info = (type(exc_info), exc_info, exc_info.__traceback__)
+    exc_type, exc, tb = exc_info
+    if exc_type is None:
+        return event_dict
+    frames = [
+        f"{frame.f_globals.get('__name__', '?')}:{frame.f_code.co_name}:{lineno}"
+        for frame, lineno in traceback.walk_tb(tb)
+        if not frame.f_code.co_filename.startswith(_LIBRARY_DIRS)  # our code, not the stdlib's or a package's
+    ]
+    event_dict["error_type"] = exc_type.__name__
+    event_dict["error_message"] = _PATH.sub("[path]", scrub(str(exc)))[:500]
+    event_dict["error_at"] = frames[-5:]
+    return event_dict
 
 
 def redact_secrets(_logger, _name, event_dict: dict) -> dict:

@@ -317,15 +317,16 @@ def test_login_page_is_served(client):
     assert "csrf_token" in response.get_data(as_text=True)
 
 
-def test_an_unexpected_error_logs_its_traceback_without_secrets(app, client):
+def test_an_unexpected_error_is_logged_with_where_it_happened_and_nothing_secret(app, client):
     @app.get("/boom")
     def boom():
-        raise RuntimeError("upstream refused key sk-abcdefghijklmnopqrstuvwx")
+        raise RuntimeError("upstream refused key sk-abcdefghijklmnopqrstuvwx at /etc/inventory/secret.yml")
 
     buffer = io.StringIO()
     configure_logging(production=True, file=buffer)
     response = client.get("/boom")
     assert response.status_code == 500 and "sk-" not in response.get_data(as_text=True)
     line = next(json.loads(x) for x in buffer.getvalue().splitlines() if "unhandled_error" in x)
-    assert "Traceback" in line["exception"] and "RuntimeError" in line["exception"]
-    assert "sk-abcdefghijkl" not in buffer.getvalue() and "[redacted]" in line["exception"]
+    assert line["error_type"] == "RuntimeError" and "test_foundation:boom:" in line["error_at"][-1]
+    assert line["error_message"] == "upstream refused key [redacted] at [path]"
+    assert "Traceback" not in buffer.getvalue() and "sk-abcdefghijkl" not in buffer.getvalue()

@@ -24,7 +24,7 @@ from inventory_ai.assistant.setup import manager
 from inventory_ai.assistant.transcript import message_view
 from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import NotFound, error_response
-from inventory_ai.extensions import db
+from inventory_ai.extensions import chat_limit, db
 from inventory_ai.models import ChatMessage, Conversation
 
 blp = Blueprint("api_chat", __name__, url_prefix="/api/v1", description="Chat with the assistant")
@@ -125,7 +125,10 @@ def respond(turn: Turn, events: Iterator[Event]):
 class Chat(MethodView):
     @blp.arguments(ChatRequestSchema)
     @blp.response(200, ChatResponseSchema)
+    @blp.alt_response(429, description="too many messages; see Retry-After")
+    @blp.alt_response(503, description="the model is unavailable; see Retry-After")
     @login_required
+    @chat_limit
     def post(self, body):
         user = authenticated_user()
         turn = manager().prepare_message(db.session, user, body["message"], body.get("conversation_id"))

@@ -16,7 +16,7 @@ from inventory_ai.assistant.setup import manager
 from inventory_ai.assistant.transcript import TABLE_COLUMNS, message_view, result_table
 from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import DomainError
-from inventory_ai.extensions import db, login_limit
+from inventory_ai.extensions import chat_limit, db, login_limit
 from inventory_ai.models import Conversation
 from inventory_ai.web.i18n import language, strings
 
@@ -100,6 +100,7 @@ def conversation(conversation_id: str):
 
 @bp.post("/ask")
 @login_required
+@chat_limit
 def ask():
     """The no-JavaScript path: run the loop to its end, then show the conversation."""
     user = authenticated_user()

@@ -39,6 +39,7 @@ from inventory_ai.assistant.types import (
     Usage,
 )
 from inventory_ai.logging import get_logger, scrub
+from inventory_ai.observability import BREAKER_OPEN
 
 log = get_logger(__name__)
 
@@ -116,6 +117,7 @@ class ModelBreaker:
     def before_call(self) -> bool:
         """Raise ModelUnavailable while open; returns True when this call is the half-open trial."""
         state = self.state
+        BREAKER_OPEN.set(1 if state == pybreaker.STATE_OPEN else 0)
         if state == pybreaker.STATE_CLOSED:
             return False
         remaining = self.retry_after() if state == pybreaker.STATE_OPEN else 0
@@ -135,6 +137,7 @@ class ModelBreaker:
         finally:
             if trial:
                 self.gate.release()
+            BREAKER_OPEN.set(1 if self.state == pybreaker.STATE_OPEN else 0)
 
 
 def shared_breaker(redis_url: str | None) -> ModelBreaker:

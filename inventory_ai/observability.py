@@ -1,0 +1,67 @@
+"""Prometheus metrics at /metrics: requests, model calls, tool calls, the breaker's state.
+
+With several gunicorn workers set PROMETHEUS_MULTIPROC_DIR to an empty folder shared by the workers
+(prometheus-client's multiprocess mode); docs/operations.md says what each metric means.
+"""
+
+from __future__ import annotations
+
+import time
+
+from flask import Blueprint, Flask, Response, g, request
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+REQUESTS = Counter(
+    "inventory_ai_http_requests_total", "HTTP requests", ["method", "endpoint", "status"], registry=REGISTRY
+)
+REQUEST_SECONDS = Histogram(
+    "inventory_ai_http_request_seconds", "HTTP request duration", ["endpoint"], registry=REGISTRY
+)
+MODEL_CALLS = Counter(
+    "inventory_ai_model_calls_total", "Model calls", ["provider", "status"], registry=REGISTRY
+)
+MODEL_SECONDS = Histogram(
+    "inventory_ai_model_call_seconds", "Model call duration", ["provider"], registry=REGISTRY,
+    buckets=(0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64),
+)  # fmt: skip
+TOOL_CALLS = Counter("inventory_ai_tool_calls_total", "Tool calls", ["tool", "status"], registry=REGISTRY)
+TOOL_SECONDS = Histogram("inventory_ai_tool_call_seconds", "Tool call duration", ["tool"], registry=REGISTRY)
+BREAKER_OPEN = Gauge(
+    "inventory_ai_model_breaker_open", "1 while the model circuit breaker is open", registry=REGISTRY
+)
+FLAGGED = Counter(
+    "inventory_ai_flagged_messages_total", "Messages flagged by prompt-injection screening", registry=REGISTRY
+)
+
+bp = Blueprint("observability", __name__)
+
+
+@bp.get("/metrics")
+def metrics() -> Response:
+    return Response(generate_latest(REGISTRY), mimetype=CONTENT_TYPE_LATEST)
+
+
+def init_metrics(app: Flask) -> None:
+    app.register_blueprint(bp)
+
+    @app.before_request
+    def _start():
+        g.metrics_started = time.perf_counter()
+
+    @app.after_request
+    def _count(response):
+        endpoint = request.endpoint or "unmatched"
+        if endpoint != "observability.metrics":
+            REQUESTS.labels(request.method, endpoint, str(response.status_code)).inc()
+            started = g.get("metrics_started")
+            if started is not None:
+                REQUEST_SECONDS.labels(endpoint).observe(time.perf_counter() - started)
+        return response
