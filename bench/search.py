@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/search.py sqlite 10000 100000
     .venv/bin/python bench/search.py postgresql 10000 100000     # needs 127.0.0.1:5432 (trust)
+    .venv/bin/python bench/search.py sqlite --reuse DIR 1000000   # query a database filled earlier
 
 For each size a fresh database is migrated and filled with generated materials (the seeded bakery's
 names combined with brand prefixes and pack sizes, so every query class has many matches), indexed
@@ -163,16 +164,20 @@ def time_it(fn, repeat: int = 15) -> list[float]:
 
 def main() -> None:
     logging.disable(logging.INFO)
-    kind, sizes = sys.argv[1], [int(s) for s in sys.argv[2:]] or [10_000]
+    args = sys.argv[1:]
+    kind = args.pop(0)
+    reuse = args.pop(args.index("--reuse") + 1) if "--reuse" in args else None
+    sizes = [int(s) for s in args if s != "--reuse"] or [10_000]
     os.chdir(tempfile.mkdtemp())
     print("| database | materials | query class | index p50 ms | index p95 ms | LIKE p50 ms | LIKE p95 ms |")
     print("|---|---|---|---|---|---|---|")
     for size in sizes:
-        url = database_url(kind, size)
+        url = f"sqlite:///{reuse}/search_{size}.db" if reuse else database_url(kind, size)
         app = create_app(config_for_tests(url))
         with app.app_context():
-            flask_migrate.upgrade()
-            fill(size)
+            if not reuse:
+                flask_migrate.upgrade()
+                fill(size)
             for label, queries in QUERIES.items():
                 ours, naive = [], []
                 for q in queries:

@@ -186,19 +186,25 @@ def _postings(tokens: list[Token], fields: tuple[int, ...]):
     parts.sort(key=lambda part: part[1] is None)  # exact terms drive; prefixes probe
     (driver_token, driver_term), *others = parts
     driver = aliased(MaterialSearchTerm)
-    stmt = select(driver.material_id).where(
-        _condition(driver, driver_token, driver_term), driver.field.in_(fields)
-    )
+
+    def in_fields(terms):  # `field = x`, not `IN (x)`: only an equality lets the index be read in order
+        return terms.field == fields[0] if len(fields) == 1 else terms.field.in_(fields)
+
+    stmt = select(driver.material_id).where(_condition(driver, driver_token, driver_term), in_fields(driver))
     for token, term in others:
         probe = aliased(MaterialSearchTerm)
         stmt = stmt.where(
             exists().where(
                 probe.material_id == driver.material_id,
-                probe.field.in_(fields),
+                in_fields(probe),
                 _condition(probe, token, term),
             )
         )
-    order = (driver.material_id,) if driver_term is not None else (driver.term, driver.material_id)
+    # Read the index in its own order and stop after a page. For a prefix, order by `term` only:
+    # after a range on `term` the planner treats `field` as a filter, and asking for
+    # (term, material_id) makes it sort every row of the range. Within one term the scan follows
+    # the index, (field, material_id), on SQLite and PostgreSQL alike.
+    order = (driver.material_id,) if driver_term is not None else (driver.term,)
     return stmt, driver, order
 
 
@@ -244,12 +250,9 @@ def search_materials(
     # 1. exact code  2. exact name  3. name prefix (index range scans, not LIKE)
     take(base.where(Material.code == text.upper()))
     take(base.where((Material.name_zh == text) | (Material.name_en_key == text)).order_by(Material.id))
-    take(
-        base.where(
-            ((Material.name_zh > text) & (Material.name_zh < text + _HIGH))
-            | ((Material.name_en_key > text) & (Material.name_en_key < text + _HIGH))
-        ).order_by(Material.name_zh)
-    )
+    # One query per name index: an OR of the two ranges makes the planner walk one index whole.
+    for name in (Material.name_zh, Material.name_en_key):
+        take(base.where(name > text, name < text + _HIGH).order_by(name))
     # 4. name contains every token  5. spec / category / supplier: index-driven, stopping early
     for fields in ((NAME,), (DETAIL,)):
         stmt, driver, order = _postings(tokens, fields)
