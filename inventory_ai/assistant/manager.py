@@ -339,18 +339,7 @@ class ToolExecutionManager:
     ) -> Iterator[ev.Event]:
         started = time.monotonic()
         used = sum(len(r.calls) for r in message.rounds)
-        context = ToolContext(
-            user_id=user.id,
-            username=user.username,
-            role=user.role,
-            session=session,
-            engine=self._engine(),
-            request_id=None,
-            conversation_id=message.conversation_id,
-            message_id=message.id,
-            language=message.language,
-            tool_names=self.registry.names(),
-        )
+        context = self._context(session, message, user)
         prepared = [
             self._prepare_call(call, toolbox, context, used + i) for i, call in enumerate(reply.tool_calls)
         ]
@@ -456,6 +445,20 @@ class ToolExecutionManager:
                     p.error = from_domain(exc)
         return p
 
+    def _context(self, session: Session, message: ChatMessage, user: User) -> ToolContext:
+        return ToolContext(
+            user_id=user.id,
+            username=user.username,
+            role=user.role,
+            session=session,
+            engine=self._engine(),
+            request_id=None,
+            conversation_id=message.conversation_id,
+            message_id=message.id,
+            language=message.language,
+            tool_names=self.registry.names(),
+        )
+
     @staticmethod
     def _expected(tool: ToolExecutor) -> str:
         props = tool.parameters.get("properties", {})
@@ -555,18 +558,7 @@ class ToolExecutionManager:
         user = session.get(User, message.conversation.user_id)
         # Permission is checked again now: the role or the tool settings may have changed meanwhile.
         toolbox = self.registry.toolbox_for(user.role, session)
-        context = ToolContext(
-            user_id=user.id,
-            username=user.username,
-            role=user.role,
-            session=session,
-            engine=self._engine(),
-            request_id=None,
-            conversation_id=message.conversation_id,
-            message_id=message.id,
-            language=message.language,
-            tool_names=self.registry.names(),
-        )
+        context = self._context(session, message, user)
         last_round = message.rounds[-1]
         for record in (c for c in last_round.calls if c.call_id in call_ids):
             arguments = json.loads(record.arguments)

@@ -24,6 +24,8 @@ from inventory_ai.assistant.types import (
     TextDelta,
     ToolCall,
 )
+from inventory_ai.errors import InvalidInput
+from inventory_ai.services.units import canonical_unit
 
 
 @dataclass(frozen=True)
@@ -462,42 +464,13 @@ def _quantity(text: str) -> tuple[float | None, str | None]:
 
 
 def _unit(raw: str | None) -> str | None:
+    """The unit as the ledger names it (its alias table is the only one), or as typed if unknown."""
     if raw is None:
         return None
-    key = raw.lower()
-    table = {
-        "公斤": "kg",
-        "千克": "kg",
-        "克": "g",
-        "斤": "斤",
-        "吨": "t",
-        "毫升": "mL",
-        "ml": "mL",
-        "升": "L",
-        "公升": "L",
-        "l": "L",
-        "个": "pcs",
-        "件": "pcs",
-        "只": "pcs",
-        "枚": "pcs",
-        "张": "pcs",
-        "根": "pcs",
-        "片": "pcs",
-        "ea": "pcs",
-    }
-    if key in table:
-        return table[key]
-    if key.startswith(("kg", "kilo")):
-        return "kg"
-    if key.startswith("gram") or key == "g":
-        return "g"
-    if key.startswith(("lit", "l")):
-        return "L"
-    if key.startswith("ton") or key == "t":
-        return "t"
-    if key.startswith(("piece", "pcs")):
-        return "pcs"
-    return raw
+    try:
+        return canonical_unit(raw)
+    except InvalidInput:
+        return raw
 
 
 def _days(text: str) -> int | None:
