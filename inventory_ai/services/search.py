@@ -258,14 +258,15 @@ def search_materials(
         stmt, driver, order = _postings(tokens, fields)
         take(stmt.join(Material, Material.id == driver.material_id).where(*conditions).order_by(*order))
 
+    # The total, capped: read at most 2 x (cap + 1) postings in index order (this stops early on
+    # both databases; a DISTINCT ... LIMIT does not on PostgreSQL, which aggregates every match
+    # first) and count the distinct materials among them. A material can stand in several postings
+    # (a prefix matching two of its terms), so a full read means "at least", never exact.
     stmt, driver, _ = _postings(tokens, (NAME, DETAIL))
-    matching = (
-        stmt.join(Material, Material.id == driver.material_id)
-        .where(*conditions)
-        .distinct()
-        .limit(COUNT_CAP + 1)
-    )
-    total = session.scalar(select(func.count()).select_from(matching.subquery())) or 0
+    read_cap = 2 * (COUNT_CAP + 1)
+    postings = stmt.join(Material, Material.id == driver.material_id).where(*conditions).limit(read_cap).subquery()
+    read, distinct = session.execute(select(func.count(), func.count(func.distinct(postings.c.material_id)))).one()
+    total = distinct if read < read_cap else max(distinct, COUNT_CAP + 1)
     page_ids = ids[offset:wanted]
     by_id = (
         {m.id: m for m in session.scalars(select(Material).where(Material.id.in_(page_ids)))}
