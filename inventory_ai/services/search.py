@@ -264,8 +264,12 @@ def search_materials(
     # (a prefix matching two of its terms), so a full read means "at least", never exact.
     stmt, driver, _ = _postings(tokens, (NAME, DETAIL))
     read_cap = 2 * (COUNT_CAP + 1)
-    postings = stmt.join(Material, Material.id == driver.material_id).where(*conditions).limit(read_cap).subquery()
-    read, distinct = session.execute(select(func.count(), func.count(func.distinct(postings.c.material_id)))).one()
+    postings = (
+        stmt.join(Material, Material.id == driver.material_id).where(*conditions).limit(read_cap).subquery()
+    )
+    read, distinct = session.execute(
+        select(func.count(), func.count(func.distinct(postings.c.material_id)))
+    ).one()
     total = distinct if read < read_cap else max(distinct, COUNT_CAP + 1)
     page_ids = ids[offset:wanted]
     by_id = (
