@@ -66,7 +66,25 @@ def _wants_json() -> bool:
     return request.path.startswith("/api/")
 
 
+_NUL_MARKS = (b"\x00", b"\\u0000", b"%00")
+
+
 def init_errors(app: Flask) -> None:
+    @app.before_request
+    def _refuse_nul():
+        """NUL is not text: PostgreSQL refuses it in any column, so it is refused here, once, for the
+        path, the query string and the body (raw, JSON-escaped or URL-encoded)."""
+        raw = request.get_data(cache=True) if request.content_length else b""
+        where = request.path.encode() + b"?" + request.query_string.lower() + b" " + raw.lower()
+        # A form may already be parsed (the CSRF check reads it), leaving no raw body to look at.
+        in_values = any("\x00" in value for values in request.values.listvalues() for value in values)
+        if in_values or any(mark in where for mark in _NUL_MARKS):
+            message = "text must not contain NUL characters"
+            if _wants_json():
+                return error_response(400, "invalid_text", message)
+            return message, 400
+        return None
+
     @app.errorhandler(DomainError)
     def _domain(exc: DomainError):
         return error_response(exc.http_status, exc.code, exc.message, exc.details)

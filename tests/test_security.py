@@ -128,3 +128,28 @@ def test_prometheus_metrics(app, client, auth):
     assert 'inventory_ai_tool_calls_total{status="success",tool="search_materials"}' in text
     assert 'inventory_ai_model_calls_total{provider="offline",status="success"}' in text
     assert "inventory_ai_http_requests_total" in text and "inventory_ai_model_breaker_open" in text
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "kwargs"),
+    [
+        ("post", "/api/v1/auth/login", {"json": {"username": "\x00", "password": "x"}}),
+        (
+            "post",
+            "/api/v1/auth/login",
+            {"data": '{"username": "a\\u0000b", "password": "x"}', "content_type": "application/json"},
+        ),
+        ("get", "/api/v1/conversations?x=%00", {}),
+    ],
+)
+def test_nul_characters_are_refused_with_a_clear_error(client, method, path, kwargs):
+    response = getattr(client, method)(path, **kwargs)
+    assert response.status_code == 400
+    assert "NUL" in response.get_data(as_text=True)
+
+
+def test_nul_in_the_web_login_form_is_refused(client):
+    page = client.get("/login").get_data(as_text=True)
+    token = page.split('name="csrf_token" value="')[1].split('"')[0]
+    response = client.post("/login", data={"username": "a\x00", "password": "x", "csrf_token": token})
+    assert response.status_code == 400 and "NUL" in response.get_data(as_text=True)
