@@ -153,3 +153,42 @@ def test_nul_in_the_web_login_form_is_refused(client):
     token = page.split('name="csrf_token" value="')[1].split('"')[0]
     response = client.post("/login", data={"username": "a\x00", "password": "x", "csrf_token": token})
     assert response.status_code == 400 and "NUL" in response.get_data(as_text=True)
+
+
+def test_login_limits_are_shared_by_every_process_through_redis(databases, tmp_path, monkeypatch):
+    """Two app instances (two workers, in effect) count failed logins in the same Redis."""
+    import redis
+
+    from inventory_ai import create_app
+    from inventory_ai.config import config_for_tests
+    from inventory_ai.extensions import db
+
+    client = redis.Redis.from_url("redis://127.0.0.1:6379/14")
+    try:
+        client.ping()
+    except redis.exceptions.ConnectionError:
+        pytest.skip("Redis is not running on 127.0.0.1:6379")
+    client.flushdb()
+    monkeypatch.chdir(tmp_path)
+    url = databases.fresh()
+    try:
+        config = config_for_tests(url)
+        config.redis_url = "redis://127.0.0.1:6379/14"
+        first, second = create_app(config), create_app(config)
+        for _ in range(5):
+            first.test_client().post(
+                "/api/v1/auth/login", json={"username": "staff", "password": "wrong-guess"}
+            )
+        blocked = second.test_client().post(
+            "/api/v1/auth/login", json={"username": "staff", "password": "wrong-guess"}
+        )
+        assert blocked.status_code == 429
+        # The count lives in Redis (the limiter object is shared in this process, so the 429 alone
+        # would not prove that another process sees it).
+        assert any(b"staff" in key for key in client.keys("*"))
+        for app in (first, second):
+            with app.app_context():
+                db.engine.dispose()
+    finally:
+        client.flushdb()
+        databases.drop(url)

@@ -41,6 +41,21 @@ class BookingRequest:
     to_warehouse: str | None = None
     idempotency_key: str | None = None
 
+    @classmethod
+    def of(cls, fields: dict, user_id: int | None, idempotency_key: str | None) -> BookingRequest:
+        """From the fields a person or the model gives (API body, tool arguments): one mapping."""
+        return cls(
+            material=fields["material"],
+            warehouse=fields["warehouse"],
+            movement_type=fields["movement_type"],
+            quantity=fields["quantity"],
+            unit=fields.get("unit"),
+            reason=fields["reason"],
+            to_warehouse=fields.get("to_warehouse"),
+            user_id=user_id,
+            idempotency_key=idempotency_key,
+        )
+
 
 @dataclass(frozen=True)
 class Booking:

@@ -240,17 +240,7 @@ class Movements(MethodView):
             raise InvalidInput("Idempotency-Key must be 1-100 characters")
         booking = ledger.book(
             db.engine,
-            ledger.BookingRequest(
-                material=body["material"],
-                warehouse=body["warehouse"],
-                movement_type=body["movement_type"],
-                quantity=body["quantity"],
-                unit=body.get("unit"),
-                reason=body["reason"],
-                to_warehouse=body.get("to_warehouse"),
-                user_id=authenticated_user().id,
-                idempotency_key=f"api:{key}" if key else None,
-            ),
+            ledger.BookingRequest.of(body, authenticated_user().id, f"api:{key}" if key else None),
         )
         return booking.as_dict()
 

@@ -146,17 +146,9 @@ class RecordStockMovement(ToolExecutor):
                 f"role {context.role} may not book {arguments['movement_type']}; "
                 f"allowed: {', '.join(sorted(allowed)) or 'none'}"
             )
-        return ledger.BookingRequest(
-            material=arguments["material"],
-            warehouse=arguments["warehouse"],
-            movement_type=arguments["movement_type"],
-            quantity=arguments["quantity"],
-            unit=arguments.get("unit"),
-            reason=arguments["reason"],
-            to_warehouse=arguments.get("to_warehouse"),
-            user_id=context.user_id,
-            # One booking per tool call, however often it is retried or re-approved.
-            idempotency_key=f"chat:{context.message_id}:{context.tool_call_id}",
+        # One booking per tool call, however often it is retried or re-approved.
+        return ledger.BookingRequest.of(
+            arguments, context.user_id, f"chat:{context.message_id}:{context.tool_call_id}"
         )
 
     def describe_call(self, arguments: dict, context: ToolContext) -> str:
