@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Flask
+from flask import Flask, request
 from werkzeug.routing import IntegerConverter
 
 from inventory_ai.config import Config
@@ -61,6 +61,20 @@ def register_security(app: Flask, config: Config) -> None:
         },
         referrer_policy="same-origin",
     )
+    if config.cors_origins:
+        # Other origins (a dashboard, a label printer's web UI) may call the JSON API with a bearer
+        # token; no cookies cross origins, so CSRF stays the same-origin pages' concern.
+        from flask_cors import CORS
+
+        CORS(app, resources={r"/api/*": {"origins": list(config.cors_origins)}}, max_age=600)
+
+        @app.after_request
+        def _preflight_no_content(response):
+            if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
+                response.status_code = 204
+                response.set_data(b"")
+            return response
+
     init_metrics(app)
 
 

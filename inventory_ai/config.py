@@ -52,6 +52,7 @@ class Config:
     model_timeout_seconds: float = 60.0
     model_backoff_seconds: float = 0.5
     chat_rate_limit: str = "30 per minute"
+    cors_origins: tuple[str, ...] = ()
     testing: bool = False
 
     @classmethod
@@ -86,6 +87,9 @@ class Config:
             dashscope_api_key=api_key,
             dashscope_base_url=os.environ.get("DASHSCOPE_HTTP_BASE_URL") or None,
             chat_rate_limit=os.environ.get("INVENTORY_AI_CHAT_RATE_LIMIT") or "30 per minute",
+            cors_origins=tuple(
+                o.strip() for o in os.environ.get("INVENTORY_AI_CORS_ORIGINS", "").split(",") if o.strip()
+            ),
         )
 
     @property

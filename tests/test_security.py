@@ -192,3 +192,43 @@ def test_login_limits_are_shared_by_every_process_through_redis(databases, tmp_p
     finally:
         client.flushdb()
         databases.drop(url)
+
+
+def test_cors_only_for_configured_origins(databases, tmp_path, monkeypatch):
+    from inventory_ai import create_app
+    from inventory_ai.config import config_for_tests
+    from inventory_ai.extensions import db
+
+    monkeypatch.chdir(tmp_path)
+    url = databases.fresh()
+    try:
+        config = config_for_tests(url)
+        config.cors_origins = ("https://ops.example-bakery.cn",)
+        app = create_app(config)
+        client = app.test_client()
+        preflight = {
+            "Origin": "https://ops.example-bakery.cn",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "Authorization, Content-Type",
+        }
+        allowed = client.options("/api/v1/chat", headers=preflight)
+        assert (
+            allowed.status_code == 204
+            and allowed.headers["Access-Control-Allow-Origin"] == "https://ops.example-bakery.cn"
+        )
+        other = client.options("/api/v1/chat", headers={**preflight, "Origin": "https://evil.example"})
+        assert "Access-Control-Allow-Origin" not in other.headers
+        page = client.get("/login", headers={"Origin": "https://ops.example-bakery.cn"})
+        assert "Access-Control-Allow-Origin" not in page.headers  # the pages are same-origin only
+        with app.app_context():
+            db.engine.dispose()
+    finally:
+        databases.drop(url)
+
+
+def test_no_cors_headers_by_default(client):
+    response = client.options(
+        "/api/v1/chat",
+        headers={"Origin": "https://anywhere.example", "Access-Control-Request-Method": "POST"},
+    )
+    assert "Access-Control-Allow-Origin" not in response.headers
