@@ -12,7 +12,9 @@ from datetime import timedelta
 from flask import Flask, g, redirect, request, url_for
 from flask_login import current_user
 from flask_wtf.csrf import CSRFError
+from sqlalchemy import update
 
+from inventory_ai.database import write_transaction
 from inventory_ai.errors import error_response
 from inventory_ai.extensions import csrf, db, login_manager
 from inventory_ai.models import ApiToken, User, hash_token, utcnow
@@ -42,8 +44,9 @@ def init_app(app: Flask) -> None:
         now = utcnow()
         if token is None or not token.usable(now) or not token.user.active:
             return None
-        token.last_used_at = now
-        db.session.commit()
+        # Stamped in its own short write, so this request's session stays a reader.
+        with write_transaction(db.engine) as stamp:
+            stamp.execute(update(ApiToken).where(ApiToken.id == token.id).values(last_used_at=now))
         g.auth_via_token = True
         return token.user
 

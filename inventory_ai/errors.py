@@ -70,6 +70,14 @@ _NUL_MARKS = (b"\x00", b"\\u0000", b"%00")
 
 
 def init_errors(app: Flask) -> None:
+    @app.teardown_request
+    def _end_transaction(_exc):
+        """No request leaves a transaction behind, least of all one that failed half-way after taking
+        the write lock: work that should persist was committed by the code that did it."""
+        from inventory_ai.extensions import db
+
+        db.session.rollback()
+
     @app.before_request
     def _refuse_nul():
         """NUL is not text: PostgreSQL refuses it in any column, so it is refused here, once, for the

@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from inventory_ai.api.fields import UtcDateTime
 from inventory_ai.auth import authenticated_user, issue_token
+from inventory_ai.database import begin_write
 from inventory_ai.errors import NotFound, error_response
 from inventory_ai.extensions import db, login_limit
 from inventory_ai.models import ApiToken, User, utcnow
@@ -32,6 +33,7 @@ class LoginResultSchema(Schema):
 
 
 def check_credentials(username: str, password: str) -> User | None:
+    begin_write(db.session)  # reads the user, then writes the audit event
     user = db.session.query(User).filter_by(username=username).one_or_none()
     if user is None or not user.active or not user.check_password(password):
         audit.record(db.session, "login", "failed", detail=f"username={username[:64]}")

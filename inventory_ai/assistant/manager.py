@@ -172,6 +172,7 @@ class ToolExecutionManager:
             raise InvalidInput("message is empty")
         if len(text) > MAX_MESSAGE_CHARS:
             raise InvalidInput(f"message is {len(text)} characters; the limit is {MAX_MESSAGE_CHARS}")
+        begin_write(session)  # reads then writes: hold the write lock from the start (SQLite)
         if conversation_id:
             conversation = self._own_conversation(session, user, conversation_id)
             waiting = session.scalar(
@@ -259,6 +260,9 @@ class ToolExecutionManager:
                     language=message.language,
                 )
                 reply: ModelReply | None = None
+                # Hold no transaction while the model talks: nothing is pending here, and an open
+                # transaction would pin a snapshot (SQLite) or sit idle in transaction (PostgreSQL).
+                session.commit()
                 try:
                     reply = yield from self._ask(provider, request, message, user, usage)
                 except ProviderError as exc:
@@ -313,8 +317,6 @@ class ToolExecutionManager:
                 raise ProviderError("the model stream ended without an answer", code="incomplete_stream")
             record.status = "success"
             record.input_tokens, record.output_tokens = reply.usage.input_tokens, reply.usage.output_tokens
-            message.input_tokens += reply.usage.input_tokens
-            message.output_tokens += reply.usage.output_tokens
             return reply
         except ProviderError as exc:
             record.status, record.error_code = "error", exc.code
@@ -349,8 +351,7 @@ class ToolExecutionManager:
 
         outcomes = self._run_calls(prepared, context)
         begin_write(session)  # tools committed on their own connections meanwhile
-        session.add_all(usage)
-        usage.clear()
+        self._store_usage(session, message, usage)
 
         stored = ToolRound(
             message_id=message.id,
@@ -444,6 +445,15 @@ class ToolExecutionManager:
                 except DomainError as exc:
                     p.error = from_domain(exc)
         return p
+
+    @staticmethod
+    def _store_usage(session: Session, message: ChatMessage, usage: list[ModelCall]) -> None:
+        """Usage rows and the message's totals, inside the write transaction the caller began."""
+        for record in usage:
+            message.input_tokens += record.input_tokens or 0
+            message.output_tokens += record.output_tokens or 0
+        session.add_all(usage)
+        usage.clear()
 
     def _context(self, session: Session, message: ChatMessage, user: User) -> ToolContext:
         return ToolContext(
@@ -621,6 +631,7 @@ class ToolExecutionManager:
     # --- cancel ------------------------------------------------------------------------------
 
     def cancel(self, session: Session, user: User, message_id: str) -> ChatMessage:
+        begin_write(session)
         message = self.own_message(session, user, message_id)
         if message.status == MessageStatus.RUNNING:
             message.cancel_requested = True
@@ -647,6 +658,7 @@ class ToolExecutionManager:
 
     def _mark_cancelled(self, session: Session, message: ChatMessage) -> None:
         try:
+            begin_write(session)
             fresh = session.get(ChatMessage, message.id)
             if fresh is not None and fresh.status == MessageStatus.RUNNING:
                 fresh.status = MessageStatus.CANCELLED.value
@@ -668,7 +680,7 @@ class ToolExecutionManager:
         usage: list[ModelCall] | None = None,
     ) -> Iterator[ev.Event]:
         begin_write(session)
-        session.add_all(usage or [])
+        self._store_usage(session, message, usage or [])
         message.content = storable(text)
         message.status = status.value
         message.error_code = error_code
