@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 from datetime import timedelta
 
-from flask import Flask, g, redirect, request, url_for
+from flask import Flask, redirect, request, url_for
 from flask_login import current_user
 from flask_wtf.csrf import CSRFError
 from sqlalchemy import update
@@ -47,7 +47,6 @@ def init_app(app: Flask) -> None:
         # Stamped in its own short write, so this request's session stays a reader.
         with write_transaction(db.engine) as stamp:
             stamp.execute(update(ApiToken).where(ApiToken.id == token.id).values(last_used_at=now))
-        g.auth_via_token = True
         return token.user
 
     @login_manager.unauthorized_handler

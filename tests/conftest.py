@@ -15,7 +15,7 @@ from pathlib import Path
 
 import flask_migrate
 import pytest
-from flask import g
+from flask import g, has_app_context
 from flask.testing import FlaskClient
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
@@ -113,7 +113,8 @@ class FreshUserClient(FlaskClient):
     `g`; a real server starts every request without it, so this client does too."""
 
     def open(self, *args, **kwargs):
-        g.pop("_login_user", None)
+        if has_app_context():
+            g.pop("_login_user", None)
         return super().open(*args, **kwargs)
 
 
@@ -126,6 +127,33 @@ def app(database_url, tmp_path, monkeypatch):
         yield app
         db.session.remove()
         db.engine.dispose()
+
+
+@pytest.fixture
+def app_with(databases, tmp_path, monkeypatch):
+    """Apps beyond the default one: `app_with(config=None, url=None)` on a fresh seeded database
+    (or a given one), disposed and dropped after the test. Another process, in effect."""
+    monkeypatch.chdir(tmp_path)
+    made, urls = [], []
+
+    def make(config=None, url=None):
+        if url is None:
+            url = databases.fresh()
+            urls.append(url)
+        config = config or config_for_tests(url)
+        config.database_url = url
+        app = create_app(config)
+        app.test_client_class = FreshUserClient
+        made.append(app)
+        return app
+
+    yield make
+    for app in made:
+        with app.app_context():
+            db.session.remove()
+            db.engine.dispose()
+    for url in urls:
+        databases.drop(url)
 
 
 @pytest.fixture

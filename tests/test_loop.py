@@ -12,13 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
-from inventory_ai import create_app
 from inventory_ai.assistant.events import ConfirmationRequired, Delta, Done, ToolResultEvent
 from inventory_ai.assistant.providers.base import ProviderError
 from inventory_ai.assistant.setup import manager
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.assistant.types import ModelReply
-from inventory_ai.config import config_for_tests
 from inventory_ai.errors import Conflict, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, ChatMessage, Intent, Material, ModelCall, StockLevel, ToolSetting
@@ -283,29 +281,18 @@ def test_apology_only_when_the_summary_call_fails(app):
     assert en.content.startswith("Sorry, this took too many steps")
 
 
-def test_iteration_cap_comes_from_the_environment(databases, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def test_iteration_cap_comes_from_the_environment(app_with, tmp_path, monkeypatch):
     monkeypatch.setenv("INVENTORY_AI_MAX_TOOL_ITERATIONS", "2")
-    url = databases.fresh()
-    try:
-        from inventory_ai.config import Config
+    from inventory_ai.config import Config
 
-        config = Config.from_env(tmp_path)
-        config.database_url, config.demo_password = url, "demo-password"
-        app = create_app(config)
-        with app.app_context():
-            model = use(
-                app,
-                ScriptedProvider(
-                    *[calls(call("list_low_stock", {}, f"c{i}")) for i in range(2)], answer("sum")
-                ),
-            )
-            run(app, "staff", "loop")
-            assert len(model.requests) == 3 and model.requests[2].tools == ()
-            db.session.remove()
-            db.engine.dispose()
-    finally:
-        databases.drop(url)
+    config = Config.from_env(tmp_path)
+    config.demo_password = "demo-password"
+    app = app_with(config)
+    with app.app_context():
+        steps = [calls(call("list_low_stock", {}, f"c{i}")) for i in range(2)]
+        model = use(app, ScriptedProvider(*steps, answer("sum")))
+        run(app, "staff", "loop")
+        assert len(model.requests) == 3 and model.requests[2].tools == ()
 
 
 def test_tool_call_budget_per_message(app):
@@ -379,12 +366,12 @@ def test_rejecting_tells_the_model_and_books_nothing(app, session):
     assert session.get(ChatMessage, turn.message_id).status == "completed"
 
 
-def test_pending_confirmation_survives_a_restart(app, session, database_url, tmp_path):
+def test_pending_confirmation_survives_a_restart(app, session, database_url, app_with):
     use(app, ScriptedProvider(calls(booking())))
     turn, _, _ = run(app, "staff", "出库")
     db.session.remove()
 
-    restarted = create_app(config_for_tests(database_url))  # a new process would see the same rows
+    restarted = app_with(url=database_url)  # a new process would see the same rows
     with restarted.app_context():
         use(restarted, ScriptedProvider(answer("done after restart")))
         staff = _user("staff")
@@ -392,8 +379,6 @@ def test_pending_confirmation_survives_a_restart(app, session, database_url, tmp
         list(manager().decide(db.session, t, ids, approve))
         assert m001_level(db.session) == Decimal("80")
         assert db.session.get(ChatMessage, turn.message_id).content == "done after restart"
-        db.session.remove()
-        db.engine.dispose()
 
 
 def test_only_the_owner_may_decide(app, session):

@@ -155,13 +155,11 @@ def test_nul_in_the_web_login_form_is_refused(client):
     assert response.status_code == 400 and "NUL" in response.get_data(as_text=True)
 
 
-def test_login_limits_are_shared_by_every_process_through_redis(databases, tmp_path, monkeypatch):
+def test_login_limits_are_shared_by_every_process_through_redis(app_with):
     """Two app instances (two workers, in effect) count failed logins in the same Redis."""
     import redis
 
-    from inventory_ai import create_app
     from inventory_ai.config import config_for_tests
-    from inventory_ai.extensions import db
 
     client = redis.Redis.from_url("redis://127.0.0.1:6379/14")
     try:
@@ -169,61 +167,40 @@ def test_login_limits_are_shared_by_every_process_through_redis(databases, tmp_p
     except redis.exceptions.ConnectionError:
         pytest.skip("Redis is not running on 127.0.0.1:6379")
     client.flushdb()
-    monkeypatch.chdir(tmp_path)
-    url = databases.fresh()
     try:
-        config = config_for_tests(url)
+        config = config_for_tests("")
         config.redis_url = "redis://127.0.0.1:6379/14"
-        first, second = create_app(config), create_app(config)
+        first = app_with(config)
+        second = app_with(config, url=config.database_url)
+        wrong = {"username": "staff", "password": "wrong-guess"}
         for _ in range(5):
-            first.test_client().post(
-                "/api/v1/auth/login", json={"username": "staff", "password": "wrong-guess"}
-            )
-        blocked = second.test_client().post(
-            "/api/v1/auth/login", json={"username": "staff", "password": "wrong-guess"}
-        )
-        assert blocked.status_code == 429
+            first.test_client().post("/api/v1/auth/login", json=wrong)
+        assert second.test_client().post("/api/v1/auth/login", json=wrong).status_code == 429
         # The count lives in Redis (the limiter object is shared in this process, so the 429 alone
         # would not prove that another process sees it).
         assert any(b"staff" in key for key in client.keys("*"))
-        for app in (first, second):
-            with app.app_context():
-                db.engine.dispose()
     finally:
         client.flushdb()
-        databases.drop(url)
 
 
-def test_cors_only_for_configured_origins(databases, tmp_path, monkeypatch):
-    from inventory_ai import create_app
+def test_cors_only_for_configured_origins(app_with):
     from inventory_ai.config import config_for_tests
-    from inventory_ai.extensions import db
 
-    monkeypatch.chdir(tmp_path)
-    url = databases.fresh()
-    try:
-        config = config_for_tests(url)
-        config.cors_origins = ("https://ops.example-bakery.cn",)
-        app = create_app(config)
-        client = app.test_client()
-        preflight = {
-            "Origin": "https://ops.example-bakery.cn",
-            "Access-Control-Request-Method": "POST",
-            "Access-Control-Request-Headers": "Authorization, Content-Type",
-        }
-        allowed = client.options("/api/v1/chat", headers=preflight)
-        assert (
-            allowed.status_code == 204
-            and allowed.headers["Access-Control-Allow-Origin"] == "https://ops.example-bakery.cn"
-        )
-        other = client.options("/api/v1/chat", headers={**preflight, "Origin": "https://evil.example"})
-        assert "Access-Control-Allow-Origin" not in other.headers
-        page = client.get("/login", headers={"Origin": "https://ops.example-bakery.cn"})
-        assert "Access-Control-Allow-Origin" not in page.headers  # the pages are same-origin only
-        with app.app_context():
-            db.engine.dispose()
-    finally:
-        databases.drop(url)
+    config = config_for_tests("")
+    config.cors_origins = ("https://ops.example-bakery.cn",)
+    client = app_with(config).test_client()
+    preflight = {
+        "Origin": "https://ops.example-bakery.cn",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "Authorization, Content-Type",
+    }
+    allowed = client.options("/api/v1/chat", headers=preflight)
+    assert allowed.status_code == 204
+    assert allowed.headers["Access-Control-Allow-Origin"] == "https://ops.example-bakery.cn"
+    other = client.options("/api/v1/chat", headers={**preflight, "Origin": "https://evil.example"})
+    assert "Access-Control-Allow-Origin" not in other.headers
+    page = client.get("/login", headers={"Origin": "https://ops.example-bakery.cn"})
+    assert "Access-Control-Allow-Origin" not in page.headers  # the pages are same-origin only
 
 
 def test_no_cors_headers_by_default(client):

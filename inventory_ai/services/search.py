@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pypinyin import Style, lazy_pinyin
 from sqlalchemy import and_, delete, exists, func, insert, select
@@ -162,7 +162,6 @@ class SearchPage:
     total_capped: bool
     offset: int
     limit: int
-    tokens: list[Token] = field(default_factory=list)
 
     @property
     def more_available(self) -> bool:
@@ -229,7 +228,7 @@ def search_materials(
     tokens = parse_query(query)
     text = normalise(query)
     if not tokens:
-        return SearchPage([], 0, False, offset, limit, tokens)
+        return SearchPage([], 0, False, offset, limit)
     conditions = _filter_conditions(filters)
     wanted = offset + limit
     ids: list[int] = []
@@ -283,5 +282,4 @@ def search_materials(
         total_capped=total > COUNT_CAP,
         offset=offset,
         limit=limit,
-        tokens=tokens,
     )
