@@ -3,6 +3,7 @@
     .venv/bin/python bench/search.py sqlite 10000 100000
     .venv/bin/python bench/search.py postgresql 10000 100000     # needs 127.0.0.1:5432 (trust)
     .venv/bin/python bench/search.py sqlite --reuse DIR 1000000   # query a database filled earlier
+    .venv/bin/python bench/search.py postgresql --reuse - 1000000  # query iai_bench_search_1000000
 
 For each size a fresh database is migrated and filled with generated materials (the seeded bakery's
 names combined with brand prefixes and pack sizes, so every query class has many matches), indexed
@@ -175,7 +176,14 @@ def main() -> None:
     print("| database | materials | query class | index p50 ms | index p95 ms | LIKE p50 ms | LIKE p95 ms |")
     print("|---|---|---|---|---|---|---|")
     for size in sizes:
-        url = f"sqlite:///{reuse}/search_{size}.db" if reuse else database_url(kind, size)
+        if reuse:
+            url = (
+                f"sqlite:///{reuse}/search_{size}.db"
+                if kind == "sqlite"
+                else f"postgresql+psycopg://postgres@127.0.0.1:5432/iai_bench_search_{size}"
+            )
+        else:
+            url = database_url(kind, size)
         app = create_app(config_for_tests(url))
         with app.app_context():
             if not reuse:

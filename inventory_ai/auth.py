@@ -23,6 +23,8 @@ TOKEN_PREFIX = "iai_"
 _WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 # Reachable without a CSRF token: logging in creates the session the token belongs to.
 _CSRF_FREE_ENDPOINTS = {"api_auth.Login"}
+# "Last used" is kept to the minute: a script calling every second does not write every second.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 def init_app(app: Flask) -> None:
@@ -45,8 +47,9 @@ def init_app(app: Flask) -> None:
         if token is None or not token.usable(now) or not token.user.active:
             return None
         # Stamped in its own short write, so this request's session stays a reader.
-        with write_transaction(db.engine) as stamp:
-            stamp.execute(update(ApiToken).where(ApiToken.id == token.id).values(last_used_at=now))
+        if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
+            with write_transaction(db.engine) as stamp:
+                stamp.execute(update(ApiToken).where(ApiToken.id == token.id).values(last_used_at=now))
         return token.user
 
     @login_manager.unauthorized_handler

@@ -66,6 +66,7 @@ class DashScopeStub:
         self.default = default
         self.requests: list[dict] = []
         self.headers: list[dict] = []
+        self.connections = 0  # TCP connections accepted: tells whether clients reuse them
         self._lock = threading.Lock()
         stub = self
 
@@ -74,6 +75,11 @@ class DashScopeStub:
 
             def log_message(self, *args):  # quiet
                 pass
+
+            def setup(self):
+                super().setup()
+                with stub._lock:
+                    stub.connections += 1
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
@@ -144,17 +150,20 @@ class DashScopeStub:
                     500, {"code": behaviour.code, "message": behaviour.message, "request_id": request_id}
                 )
             return handler._json(200, self._whole(behaviour, request_id))
+        # Chunked, as DashScope streams: the connection stays open for the client's next call.
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream;charset=UTF-8")
-        handler.send_header("Connection", "close")
+        handler.send_header("Transfer-Encoding", "chunked")
         handler.end_headers()
         incremental = bool(body.get("parameters", {}).get("incremental_output"))
         for n, event in enumerate(self._events(behaviour, request_id, incremental), start=1):
             kind, status, payload = event
             frame = f"id:{n}\nevent:{kind}\n:HTTP_STATUS/{status}\ndata:{json.dumps(payload, ensure_ascii=False)}\n\n"
-            handler.wfile.write(frame.encode())
+            data = frame.encode()
+            handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             handler.wfile.flush()
-        handler.close_connection = True
+        handler.wfile.write(b"0\r\n\r\n")
+        handler.wfile.flush()
         return None
 
     @staticmethod

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 
 import pytest
 import schemathesis
@@ -15,10 +16,11 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from inventory_ai.auth import issue_token
-from inventory_ai.models import ROLES, Material, StockMovement, User
+from inventory_ai.extensions import db
+from inventory_ai.models import ROLES, ApiToken, Material, StockMovement, User, utcnow
 from inventory_ai.services.search import search_materials
 
 
@@ -438,9 +440,33 @@ def test_api_tokens_are_shown_once_and_revocable(client, auth, session):
     assert "token" not in listed[0] and listed[0]["name"] == "label printer"
     headers = {"Authorization": f"Bearer {issued['token']}"}
     assert client.get("/api/v1/conversations", headers=headers).status_code == 200
+    assert client.get("/api/v1/auth/tokens").json[0]["last_used_at"] is not None
     assert client.delete(f"/api/v1/auth/tokens/{issued['id']}").status_code == 204
     auth.logout()
     assert client.get("/api/v1/conversations", headers=headers).status_code == 401
+
+
+def test_token_last_used_is_kept_to_the_minute(client, auth, session):
+    """A script polling every second must not cost a database write every second."""
+    auth.login("staff")
+    issued = client.post("/api/v1/auth/tokens", json={"name": "poller"}).json
+    headers = {"Authorization": f"Bearer {issued['token']}"}
+    token = session.get(ApiToken, issued["id"])
+    writes = []
+    listen = lambda *args: writes.append(args[2])  # noqa: E731
+    event.listen(db.engine, "before_cursor_execute", listen)
+    try:
+        for _ in range(5):
+            assert client.get("/api/v1/conversations", headers=headers).status_code == 200
+    finally:
+        event.remove(db.engine, "before_cursor_execute", listen)
+    assert sum(s.lstrip().upper().startswith("UPDATE API_TOKENS") for s in writes) == 1
+    session.refresh(token)
+    token.last_used_at -= timedelta(minutes=2)  # a minute later, the next use is stamped again
+    session.commit()
+    assert client.get("/api/v1/conversations", headers=headers).status_code == 200
+    session.refresh(token)
+    assert utcnow() - token.last_used_at < timedelta(seconds=5)
 
 
 def test_api_errors_are_json_with_allow_on_405(client, admin):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import dashscope
 import pybreaker
@@ -18,6 +19,7 @@ from inventory_ai.assistant.providers.dashscope import (
     DashScopeProvider,
     ModelBreaker,
     TrialGate,
+    model_http_session,
     shared_breaker,
 )
 from inventory_ai.assistant.types import (
@@ -99,6 +101,18 @@ def test_what_the_server_receives(stub):
     assert params["result_format"] == "message" and params["incremental_output"] is True
     assert headers["X-DashScope-SSE"] == "enable"
     assert headers["Authorization"] == f"Bearer {API_KEY}"
+
+
+def test_concurrent_calls_reuse_kept_alive_connections(stub):
+    """A new connection per model call is a TLS handshake per answer in production. The SDK's own
+    pool keeps 10; the process's session keeps one per thread, so a second wave opens none."""
+    stub.default = Reply(content="好的。", delay=0.05)
+    p = provider(stub, http=model_http_session())
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        for _wave in range(2):
+            replies = list(pool.map(lambda _: drain(p, request())[1], range(16)))
+            assert [r.text for r in replies] == ["好的。"] * 16
+    assert stub.connections <= 16
 
 
 def test_parallel_tool_call_fragments_are_joined_by_index(stub):

@@ -62,9 +62,14 @@ def offline_lexicon(session: Session) -> Lexicon:
 
 def provider_factory(config: Config):
     if config.llm_provider == "dashscope":
-        from inventory_ai.assistant.providers.dashscope import DashScopeProvider, shared_breaker
+        from inventory_ai.assistant.providers.dashscope import (
+            DashScopeProvider,
+            model_http_session,
+            shared_breaker,
+        )
 
         breaker = shared_breaker(config.redis_url)
+        http = model_http_session()
 
         def make_dashscope(_session: Session) -> ChatProvider:
             return DashScopeProvider(
@@ -74,6 +79,7 @@ def provider_factory(config: Config):
                 timeout_seconds=config.model_timeout_seconds,
                 backoff_seconds=config.model_backoff_seconds,
                 breaker=breaker,
+                http=http,
             )
 
         return make_dashscope

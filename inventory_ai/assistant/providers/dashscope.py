@@ -7,6 +7,9 @@ Facts this relies on (read in the SDK source, dashscope 1.27.x):
 - `finish_reason` may be "stop" while tool_calls are present: tool use = non-empty tool_calls.
 - DASHSCOPE_HTTP_BASE_URL is read when the SDK is imported, so the endpoint is passed as
   `base_address` on every call.
+- Without `session=` the SDK shares one requests.Session whose pool keeps 10 connections; more
+  concurrent calls open and drop a connection (a TLS handshake) each time. `model_http_session`
+  keeps as many as the process has threads.
 
 Faults: the SDK retries nothing on HTTP status, so attempts that fail with 429, 5xx or a
 connection error are retried here with exponential backoff and jitter (tenacity), but only before
@@ -26,6 +29,7 @@ from typing import Any
 import pybreaker
 import requests
 from dashscope import Generation
+from requests.adapters import HTTPAdapter
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from inventory_ai.assistant.providers.base import ModelUnavailable, ProviderError
@@ -161,6 +165,18 @@ def shared_breaker(redis_url: str | None) -> ModelBreaker:
     return ModelBreaker(breaker, TrialGate())
 
 
+POOL_CONNECTIONS = 64  # kept open for reuse, per process; at gunicorn's 64 threads no call waits
+
+
+def model_http_session(pool_size: int = POOL_CONNECTIONS) -> requests.Session:
+    """One per process: keep-alive connections to DashScope, reused by every call."""
+    session = requests.Session()
+    adapter = HTTPAdapter(pool_connections=1, pool_maxsize=pool_size)
+    session.mount("https://", adapter)
+    session.mount("http://", adapter)
+    return session
+
+
 class _ToolCallAssembler:
     """Joins streamed tool-call fragments by their index."""
 
@@ -199,8 +215,10 @@ class DashScopeProvider:
         max_attempts: int = 3,
         backoff_seconds: float = 0.5,
         enable_thinking: bool | None = None,
+        http: requests.Session | None = None,
     ):
         self._api_key = api_key
+        self.http = http
         self.model = model
         self.breaker = breaker
         self.base_url = base_url
@@ -309,4 +327,6 @@ class DashScopeProvider:
             arguments["enable_thinking"] = self.enable_thinking
         if self.base_url:
             arguments["base_address"] = self.base_url
+        if self.http is not None:
+            arguments["session"] = self.http
         return arguments
