@@ -1,140 +1,209 @@
 """Concurrent chats against gunicorn, the model being a DashScope-protocol stub that answers in 200 ms.
 
-    .venv/bin/python bench/chat_load.py [clients ...]        # default 8 32 64
+    .venv/bin/python bench/chat_load.py [--database sqlite|postgresql] [clients ...]   # 8 32 64
 
-Real parts: gunicorn with gunicorn.conf.py (2 workers x 64 gthreads here), the dashscope SDK over
-HTTP to tests/dashscope_stub.py on loopback, a seeded SQLite database. Each client is a thread with
-its own logged-in session that sends chat messages back to back for a fixed time. The ideal is what a
-zero-cost server would do: clients / 0.2 s messages per second, each taking 0.2 s.
+Real parts: gunicorn with gunicorn.conf.py (2 workers x 64 gthreads), the dashscope SDK over HTTP
+to tests/dashscope_stub.py in its own process, a seeded database (SQLite by default, or a fresh
+PostgreSQL database on 127.0.0.1:5432). The load is wrk (C, from Debian; `make bench-chat` installs
+it): one keep-alive connection per client, each sending the next message as soon as its answer
+is back, for a fixed time, every message from one of 64 users with their own bearer token. The
+ideal is what a zero-cost server would do: clients / 0.2 s messages per second, each taking 0.2 s.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import requests
-from _common import percentile
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-from tests.dashscope_stub import DashScopeStub, Reply  # noqa: E402
-
-MODEL_SECONDS = 0.2
-RUN_SECONDS = 8
-PORT = 8123
 BIN = REPO / ".venv" / "bin"
+MODEL_SECONDS = 0.2
+RUN_SECONDS = 10
+PORT = 8123
+USERS = 64
+
+# wrk's Lua: each request is sent as the next user (round robin per wrk thread); any answer that
+# is not a completed message counts as a failure; the summary is printed as one JSON line.
+WRK_SCRIPT = """
+local tokens = {}
+for line in io.lines(os.getenv("BENCH_TOKENS")) do tokens[#tokens + 1] = line end
+local threads = {}
+function setup(thread) thread:set("id", #threads); table.insert(threads, thread) end
+function init(args) n = id * 7; failures = 0 end
+function request()
+  n = n + 1
+  return wrk.format("POST", "/api/v1/chat",
+    {["Authorization"] = "Bearer " .. tokens[(n % #tokens) + 1], ["Content-Type"] = "application/json"},
+    '{"message": "hello"}')
+end
+function response(status, headers, body)
+  if status ~= 200 or not string.find(body, '"status":%s*"completed"') then
+    failures = failures + 1
+  end
+end
+function done(summary, latency, requests)
+  local failed = 0
+  for _, t in ipairs(threads) do failed = failed + t:get("failures") end
+  io.write(string.format(
+    '{"requests": %d, "seconds": %f, "failures": %d, "errors": %d, "p50": %f, "p99": %f, "max": %f}\\n',
+    summary.requests, summary.duration / 1e6, failed,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status
+      + summary.errors.timeout,
+    latency:percentile(50) / 1e6, latency:percentile(99) / 1e6, latency.max / 1e6))
+end
+"""
 
 
-def client_session(base: str) -> requests.Session:
-    session = requests.Session()
-    response = session.post(
-        f"{base}/api/v1/auth/login", json={"username": "staff", "password": "bench-password"}
-    )
-    response.raise_for_status()
-    session.headers["X-CSRFToken"] = response.json()["csrf_token"]
-    return session
+def make_users(env: dict, folder: str) -> Path:
+    """USERS staff accounts with one bearer token each, written straight to the database."""
+    code = f"""
+from inventory_ai import create_app
+from inventory_ai.auth import issue_token
+from inventory_ai.extensions import db
+from inventory_ai.models import User
+app = create_app()
+with app.app_context():
+    staff = db.session.query(User).filter_by(username="staff").one()
+    plain = []
+    for i in range({USERS}):
+        user = User(username=f"bench{{i:02d}}", role="warehouse_staff", password_hash=staff.password_hash)
+        db.session.add(user)
+        plain.append(issue_token(user, "bench", valid_days=1)[1])
+    db.session.commit()
+    print("\\n".join(plain))
+"""
+    out = subprocess.run([BIN / "python", "-c", code], env=env, cwd=folder, check=True, capture_output=True)
+    path = Path(folder) / "tokens.txt"
+    path.write_text(out.stdout.decode().strip() + "\n")
+    return path
 
 
-def run_level(base: str, clients: int) -> dict:
-    sessions = [client_session(base) for _ in range(clients)]
-    latencies: list[float] = []
-    failures = 0
-    lock = threading.Lock()
-    start = threading.Barrier(clients + 1)
-    stop_at = [0.0]
+def database_url(kind: str, folder: str) -> str:
+    if kind == "sqlite":
+        return f"sqlite:///{folder}/load.db"
+    from sqlalchemy import create_engine, text
 
-    def client(session: requests.Session) -> None:
-        nonlocal failures
-        start.wait()
-        while time.monotonic() < stop_at[0]:
-            began = time.monotonic()
-            response = session.post(f"{base}/api/v1/chat", json={"message": "hello"})
-            elapsed = time.monotonic() - began
-            with lock:
-                if response.status_code == 200 and response.json()["status"] == "completed":
-                    latencies.append(elapsed)
-                else:
-                    failures += 1
-                    if failures == 1:
-                        print(f"first failure: {response.status_code} {response.text[:300]}", file=sys.stderr)
+    admin = create_engine("postgresql+psycopg://postgres@127.0.0.1:5432/test", isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text('DROP DATABASE IF EXISTS "iai_bench_chat" WITH (FORCE)'))
+        conn.execute(text('CREATE DATABASE "iai_bench_chat"'))
+    admin.dispose()
+    return "postgresql+psycopg://postgres@127.0.0.1:5432/iai_bench_chat"
 
-    threads = [threading.Thread(target=client, args=(s,)) for s in sessions]
-    for t in threads:
-        t.start()
-    stop_at[0] = time.monotonic() + RUN_SECONDS
-    began = time.monotonic()
-    start.wait()
-    for t in threads:
-        t.join()
-    wall = time.monotonic() - began
-    throughput = len(latencies) / wall
-    ideal = clients / MODEL_SECONDS
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU of these processes so far (Linux /proc)."""
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    found = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def run_level(base: str, clients: int, script: Path, tokens: Path, server_pids: list[int]) -> dict:
+    before = cpu_seconds(server_pids)
+    out = subprocess.run(
+        ["wrk", "-t", "2", "-c", str(clients), "-d", f"{RUN_SECONDS}s", "--timeout", "30s", "-s", str(script), base],
+        env={**os.environ, "BENCH_TOKENS": str(tokens)}, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    server_cpu = cpu_seconds(server_pids) - before
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    completed = r["requests"] - r["failures"]
     return {
+        **r,
         "clients": clients,
-        "messages": len(latencies),
-        "failures": failures,
-        "throughput": throughput,
-        "ideal": ideal,
-        "share": throughput / ideal,
-        "p50": percentile(latencies, 50),
-        "p99": percentile(latencies, 99),
+        "throughput": completed / r["seconds"],
+        "ideal": clients / MODEL_SECONDS,
+        "server_ms": server_cpu * 1000 / max(1, r["requests"]),
     }
 
 
 def main() -> None:
-    levels = [int(x) for x in sys.argv[1:]] or [8, 32, 64]
+    args = sys.argv[1:]
+    kind = args.pop(args.index("--database") + 1) if "--database" in args else "sqlite"
+    args = [a for a in args if a != "--database"]
+    levels = [int(x) for x in args] or [8, 32, 64]
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is not installed: `make bench-chat` installs it (Debian package wrk)")
     folder = tempfile.mkdtemp(prefix="iai-load-")
-    with DashScopeStub(default=Reply(content="好的，已收到。", delay=MODEL_SECONDS)) as stub:
-        env = {
-            **os.environ,
-            "INVENTORY_AI_DATABASE_URL": f"sqlite:///{folder}/load.db",
-            "DASHSCOPE_API_KEY": "sk-bench-0000000000000000",
-            "DASHSCOPE_HTTP_BASE_URL": stub.base_url,
-            "INVENTORY_AI_CHAT_RATE_LIMIT": "1000000 per minute",
-            "INVENTORY_AI_DEMO_PASSWORD": "bench-password",
-            "INVENTORY_AI_BIND": f"127.0.0.1:{PORT}",
-            "INVENTORY_AI_WORKERS": "2",
-            "INVENTORY_AI_THREADS": "64",
-            "PYTHONPATH": str(REPO),  # wsgi.py; instance/ stays in the temporary folder
-        }
+    script = Path(folder) / "chat.lua"
+    script.write_text(WRK_SCRIPT)
+    stub = subprocess.Popen(
+        [BIN / "python", "-m", "tests.dashscope_stub", "--delay", str(MODEL_SECONDS)],
+        cwd=REPO, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    stub_url = stub.stdout.readline().strip()
+    env = {
+        **os.environ,
+        "INVENTORY_AI_DATABASE_URL": database_url(kind, folder),
+        "DASHSCOPE_API_KEY": "sk-bench-0000000000000000",
+        "DASHSCOPE_HTTP_BASE_URL": stub_url,
+        "INVENTORY_AI_CHAT_RATE_LIMIT": "1000000 per minute",
+        "INVENTORY_AI_DEMO_PASSWORD": "bench-password",
+        "INVENTORY_AI_BIND": f"127.0.0.1:{PORT}",
+        "INVENTORY_AI_WORKERS": "2",
+        "INVENTORY_AI_THREADS": "64",
+        "PYTHONPATH": str(REPO),  # wsgi.py; instance/ stays in the temporary folder
+    }
+    server = None
+    try:
         for command in (["db", "upgrade"], ["seed"]):
             subprocess.run([BIN / "flask", "--app", "wsgi", *command], env=env, cwd=folder, check=True,
                            capture_output=True)  # fmt: skip
+        tokens = make_users(env, folder)
         server = subprocess.Popen(
             [BIN / "gunicorn", "-c", str(REPO / "gunicorn.conf.py"), "--chdir", str(REPO), "wsgi:app"],
             env=env, cwd=folder, stdout=subprocess.DEVNULL, stderr=open(f"{folder}/gunicorn.log", "w"),  # noqa: SIM115
         )  # fmt: skip
         base = f"http://127.0.0.1:{PORT}"
-        try:
-            for _ in range(100):
-                try:
-                    if requests.get(f"{base}/healthz", timeout=1).ok:
-                        break
-                except requests.RequestException:  # not up yet
-                    time.sleep(0.2)
+        for _ in range(100):
+            try:
+                if requests.get(f"{base}/healthz", timeout=1).ok:
+                    break
+            except requests.RequestException:  # not up yet
+                time.sleep(0.2)
+        server_pids = children(server.pid)
+        print(
+            f"gunicorn 2 workers x 64 threads, {kind}, model stub {MODEL_SECONDS * 1000:.0f} ms in its own "
+            f"process, wrk, {RUN_SECONDS} s per level\n"
+        )
+        print(
+            "| clients | messages | failures | msg/s | ideal msg/s | share of ideal | p50 s | p99 s "
+            "| p99 / ideal latency | server CPU ms per message |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for clients in levels:
+            r = run_level(base, clients, script, tokens, server_pids)
             print(
-                f"gunicorn 2 workers x 64 threads, SQLite, model stub {MODEL_SECONDS * 1000:.0f} ms, {RUN_SECONDS} s per level\n"
+                f"| {r['clients']} | {r['requests']} | {r['failures'] + r['errors']} | {r['throughput']:.1f} "
+                f"| {r['ideal']:.0f} | {r['throughput'] / r['ideal']:.0%} | {r['p50']:.3f} | {r['p99']:.3f} "
+                f"| {r['p99'] / MODEL_SECONDS:.2f}× | {r['server_ms']:.1f} |",
+                flush=True,
             )
-            print(
-                "| clients | messages | failures | msg/s | ideal msg/s | share of ideal | p50 s | p99 s | p99 / ideal latency |"
-            )
-            print("|---|---|---|---|---|---|---|---|---|")
-            for clients in levels:
-                r = run_level(base, clients)
-                print(
-                    f"| {r['clients']} | {r['messages']} | {r['failures']} | {r['throughput']:.1f} | {r['ideal']:.0f} "
-                    f"| {r['share']:.0%} | {r['p50']:.3f} | {r['p99']:.3f} | {r['p99'] / MODEL_SECONDS:.2f}× |",
-                    flush=True,
-                )
-        finally:
+    finally:
+        if server is not None:
             server.terminate()
             server.wait(timeout=30)
+        stub.terminate()
+        stub.wait(timeout=10)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ from datetime import timedelta
 from flask import Flask, redirect, request, url_for
 from flask_login import current_user
 from flask_wtf.csrf import CSRFError
-from sqlalchemy import update
+from sqlalchemy import select, update
+from sqlalchemy.orm import joinedload
 
 from inventory_ai.database import write_transaction
 from inventory_ai.errors import error_response
@@ -42,7 +43,11 @@ def init_app(app: Flask) -> None:
         header = req.headers.get("Authorization", "")
         if not header.startswith("Bearer "):
             return None
-        token = db.session.query(ApiToken).filter_by(token_hash=hash_token(header[7:].strip())).one_or_none()
+        token = db.session.scalar(
+            select(ApiToken)
+            .options(joinedload(ApiToken.user))  # one round trip for the token and its user
+            .where(ApiToken.token_hash == hash_token(header[7:].strip()))
+        )
         now = utcnow()
         if token is None or not token.usable(now) or not token.user.active:
             return None

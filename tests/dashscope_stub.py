@@ -61,8 +61,9 @@ def tool_call(name: str, arguments: dict | str, call_id: str | None = None) -> d
 
 
 class DashScopeStub:
-    def __init__(self, default: Behaviour | None = None):
+    def __init__(self, default: Behaviour | None = None, port: int = 0, record: bool = True):
         self.script: list[Behaviour] = []
+        self.record = record  # off for long benchmark runs, which would keep every request
         self.default = default
         self.requests: list[dict] = []
         self.headers: list[dict] = []
@@ -72,6 +73,7 @@ class DashScopeStub:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # small SSE frames on a kept-alive connection go out at once
 
             def log_message(self, *args):  # quiet
                 pass
@@ -85,8 +87,9 @@ class DashScopeStub:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with stub._lock:
-                    stub.requests.append(body)
-                    stub.headers.append(dict(self.headers))
+                    if stub.record:
+                        stub.requests.append(body)
+                        stub.headers.append(dict(self.headers))
                     behaviour = stub.script.pop(0) if stub.script else stub.default
                 if self.path.split("?")[0] != PATH:
                     return self._json(404, {"code": "NotFound", "message": self.path})
@@ -105,7 +108,7 @@ class DashScopeStub:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -291,3 +294,22 @@ class DashScopeStub:
             "usage": {"input_tokens": usage[0], "output_tokens": usage[1], "total_tokens": sum(usage)},
             "request_id": request_id,
         }
+
+
+def main() -> None:
+    """Serve in its own process (benchmarks): prints the base URL, then answers until killed."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=0.2, help="seconds before each answer")
+    parser.add_argument("--content", default="好的，已收到。")
+    args = parser.parse_args()
+    stub = DashScopeStub(default=Reply(content=args.content, delay=args.delay), port=args.port, record=False)
+    with stub:
+        print(stub.base_url, flush=True)
+        stub.thread.join()  # until SIGTERM (or Ctrl-C)
+
+
+if __name__ == "__main__":
+    main()

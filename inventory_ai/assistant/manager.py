@@ -204,7 +204,11 @@ class ToolExecutionManager:
                 conversation_id=conversation.id, arguments={"reasons": list(screening.reasons)},
             )  # fmt: skip
         answer = ChatMessage(
-            created_seq=seq + 2, role="assistant", status=MessageStatus.RUNNING.value, language=language
+            created_seq=seq + 2,
+            role="assistant",
+            status=MessageStatus.RUNNING.value,
+            language=language,
+            rounds=[],  # known empty: the loop does not ask the database
         )
         # Through the relationship, so the conversation's loaded history stays true in this session.
         conversation.messages.append(
