@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -27,7 +29,6 @@ REPO = Path(__file__).resolve().parent.parent
 BIN = REPO / ".venv" / "bin"
 MODEL_SECONDS = 0.2
 RUN_SECONDS = 10
-PORT = 8123
 USERS = 64
 
 # wrk's Lua: each request is sent as the next user (round robin per wrk thread); any answer that
@@ -41,7 +42,8 @@ function init(args) n = id * 7; failures = 0 end
 function request()
   n = n + 1
   return wrk.format("POST", "/api/v1/chat",
-    {["Authorization"] = "Bearer " .. tokens[(n % #tokens) + 1], ["Content-Type"] = "application/json"},
+    {["Authorization"] = "Bearer " .. tokens[(n % #tokens) + 1], ["Content-Type"] = "application/json",
+     ["X-Forwarded-Proto"] = "https"},
     '{"message": "hello"}')
 end
 function response(status, headers, body)
@@ -60,6 +62,12 @@ function done(summary, latency, requests)
     latency:percentile(50) / 1e6, latency:percentile(99) / 1e6, latency.max / 1e6))
 end
 """
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def make_users(env: dict, folder: str) -> Path:
@@ -118,21 +126,26 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def run_level(base: str, clients: int, script: Path, tokens: Path, server_pids: list[int]) -> dict:
-    before = cpu_seconds(server_pids)
+def run_level(
+    base: str, clients: int, script: Path, tokens: Path, server_pids: list[int], stub_pid: int
+) -> dict:
+    before = cpu_seconds(server_pids), cpu_seconds([stub_pid]), resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(
         ["wrk", "-t", "2", "-c", str(clients), "-d", f"{RUN_SECONDS}s", "--timeout", "30s", "-s", str(script), base],
         env={**os.environ, "BENCH_TOKENS": str(tokens)}, check=True, capture_output=True, text=True,
     )  # fmt: skip
-    server_cpu = cpu_seconds(server_pids) - before
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = json.loads(out.stdout.strip().splitlines()[-1])
     completed = r["requests"] - r["failures"]
+    per_message = 1000 / max(1, r["requests"])
     return {
         **r,
         "clients": clients,
         "throughput": completed / r["seconds"],
         "ideal": clients / MODEL_SECONDS,
-        "server_ms": server_cpu * 1000 / max(1, r["requests"]),
+        "server_ms": (cpu_seconds(server_pids) - before[0]) * per_message,
+        "stub_ms": (cpu_seconds([stub_pid]) - before[1]) * per_message,
+        "wrk_ms": (after.ru_utime + after.ru_stime - before[2].ru_utime - before[2].ru_stime) * per_message,
     }
 
 
@@ -144,6 +157,7 @@ def main() -> None:
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: `make bench-chat` installs it (Debian package wrk)")
     folder = tempfile.mkdtemp(prefix="iai-load-")
+    port = free_port()
     script = Path(folder) / "chat.lua"
     script.write_text(WRK_SCRIPT)
     stub = subprocess.Popen(
@@ -158,9 +172,12 @@ def main() -> None:
         "DASHSCOPE_HTTP_BASE_URL": stub_url,
         "INVENTORY_AI_CHAT_RATE_LIMIT": "1000000 per minute",
         "INVENTORY_AI_DEMO_PASSWORD": "bench-password",
-        "INVENTORY_AI_BIND": f"127.0.0.1:{PORT}",
-        "INVENTORY_AI_WORKERS": "2",
-        "INVENTORY_AI_THREADS": "64",
+        # As deployed: JSON log lines, security headers, behind a TLS proxy (wrk says https).
+        "INVENTORY_AI_ENV": "production",
+        "INVENTORY_AI_SECRET_KEY": "bench-secret-key-0123456789abcdef",
+        "INVENTORY_AI_BIND": f"127.0.0.1:{port}",
+        "INVENTORY_AI_WORKERS": os.environ.get("INVENTORY_AI_WORKERS", "2"),
+        "INVENTORY_AI_THREADS": os.environ.get("INVENTORY_AI_THREADS", "64"),
         "PYTHONPATH": str(REPO),  # wsgi.py; instance/ stays in the temporary folder
     }
     server = None
@@ -173,29 +190,31 @@ def main() -> None:
             [BIN / "gunicorn", "-c", str(REPO / "gunicorn.conf.py"), "--chdir", str(REPO), "wsgi:app"],
             env=env, cwd=folder, stdout=subprocess.DEVNULL, stderr=open(f"{folder}/gunicorn.log", "w"),  # noqa: SIM115
         )  # fmt: skip
-        base = f"http://127.0.0.1:{PORT}"
+        base = f"http://127.0.0.1:{port}"
         for _ in range(100):
             try:
                 if requests.get(f"{base}/healthz", timeout=1).ok:
                     break
             except requests.RequestException:  # not up yet
                 time.sleep(0.2)
+        if server.poll() is not None:
+            sys.exit(f"gunicorn did not start; see {folder}/gunicorn.log")
         server_pids = children(server.pid)
         print(
-            f"gunicorn 2 workers x 64 threads, {kind}, model stub {MODEL_SECONDS * 1000:.0f} ms in its own "
+            f"gunicorn {env['INVENTORY_AI_WORKERS']} workers x {env['INVENTORY_AI_THREADS']} threads, {kind}, model stub {MODEL_SECONDS * 1000:.0f} ms in its own "
             f"process, wrk, {RUN_SECONDS} s per level\n"
         )
         print(
             "| clients | messages | failures | msg/s | ideal msg/s | share of ideal | p50 s | p99 s "
-            "| p99 / ideal latency | server CPU ms per message |"
+            "| p99 / ideal latency | CPU ms per message: server / stub / wrk |"
         )
         print("|---|---|---|---|---|---|---|---|---|---|")
         for clients in levels:
-            r = run_level(base, clients, script, tokens, server_pids)
+            r = run_level(base, clients, script, tokens, server_pids, stub.pid)
             print(
                 f"| {r['clients']} | {r['requests']} | {r['failures'] + r['errors']} | {r['throughput']:.1f} "
                 f"| {r['ideal']:.0f} | {r['throughput'] / r['ideal']:.0%} | {r['p50']:.3f} | {r['p99']:.3f} "
-                f"| {r['p99'] / MODEL_SECONDS:.2f}× | {r['server_ms']:.1f} |",
+                f"| {r['p99'] / MODEL_SECONDS:.2f}× | {r['server_ms']:.1f} / {r['stub_ms']:.1f} / {r['wrk_ms']:.2f} |",
                 flush=True,
             )
     finally:

@@ -51,8 +51,11 @@ def init_app(app: Flask) -> None:
         now = utcnow()
         if token is None or not token.usable(now) or not token.user.active:
             return None
-        # Stamped in its own short write, so this request's session stays a reader.
+        # Stamped in its own short write, so this request's session stays a reader; the read is
+        # ended first, so a thread never holds two pooled connections (64 such threads waiting
+        # for a second connection each would drain the pool and wait for ever).
         if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
+            db.session.commit()
             with write_transaction(db.engine) as stamp:
                 stamp.execute(update(ApiToken).where(ApiToken.id == token.id).values(last_used_at=now))
         return token.user

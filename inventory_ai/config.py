@@ -53,6 +53,8 @@ class Config:
     model_backoff_seconds: float = 0.5
     chat_rate_limit: str = "30 per minute"
     cors_origins: tuple[str, ...] = ()
+    db_pool_size: int = 20
+    db_pool_timeout: float = 10.0
     testing: bool = False
 
     @classmethod
@@ -74,6 +76,9 @@ class Config:
         iterations = _int("INVENTORY_AI_MAX_TOOL_ITERATIONS", 5)
         if not 1 <= iterations <= 50:
             raise ConfigError("INVENTORY_AI_MAX_TOOL_ITERATIONS must be between 1 and 50")
+        pool_size = _int("INVENTORY_AI_DB_POOL_SIZE", 20)
+        if pool_size < 1:
+            raise ConfigError("INVENTORY_AI_DB_POOL_SIZE must be at least 1")
         return cls(
             env=env,
             database_url=os.environ.get("INVENTORY_AI_DATABASE_URL")
@@ -90,6 +95,7 @@ class Config:
             cors_origins=tuple(
                 o.strip() for o in os.environ.get("INVENTORY_AI_CORS_ORIGINS", "").split(",") if o.strip()
             ),
+            db_pool_size=pool_size,
         )
 
     @property
@@ -100,7 +106,9 @@ class Config:
         return {
             "SECRET_KEY": self.secret_key,
             "SQLALCHEMY_DATABASE_URI": self.database_url,
-            "SQLALCHEMY_ENGINE_OPTIONS": engine_options(self.database_url),
+            "SQLALCHEMY_ENGINE_OPTIONS": engine_options(
+                self.database_url, self.db_pool_size, self.db_pool_timeout
+            ),
             "TESTING": self.testing,
             "SESSION_COOKIE_HTTPONLY": True,
             "SESSION_COOKIE_SAMESITE": "Lax",
@@ -118,11 +126,16 @@ class Config:
         }
 
 
-def engine_options(url: str) -> dict:
+def engine_options(url: str, pool_size: int = 20, pool_timeout: float = 10.0) -> dict:
+    # Kept connections per process. Nothing holds one while the model talks, so far fewer than
+    # the threads is enough; a burst beyond them opens up to as many again, then waits up to
+    # pool_timeout (answered 503). Too small a pool reconnects under load: a forked backend on
+    # PostgreSQL, a file opened and its pragmas run again on SQLite.
+    pool = {"pool_size": pool_size, "max_overflow": pool_size, "pool_timeout": pool_timeout}
     if url.startswith("sqlite"):
         # Threads share the file; each gets its own connection. busy_timeout lets writers queue.
-        return {"connect_args": {"check_same_thread": False, "timeout": 15}}
-    return {"pool_pre_ping": True, "pool_size": 10, "max_overflow": 20}
+        return {"connect_args": {"check_same_thread": False, "timeout": 15}, **pool}
+    return {"pool_pre_ping": True, **pool}
 
 
 def config_for_tests(database_url: str) -> Config:

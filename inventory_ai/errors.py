@@ -6,6 +6,7 @@ request id and the client gets that id to quote.
 
 from __future__ import annotations
 
+import sqlalchemy.exc
 from flask import Flask, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
@@ -118,6 +119,18 @@ def init_errors(app: Flask) -> None:
             message = "validation failed: see details for each field"
             code = "validation_error"
         return error_response(exc.code or 500, code, message, details, headers)
+
+    @app.errorhandler(sqlalchemy.exc.TimeoutError)
+    def _database_busy(exc: sqlalchemy.exc.TimeoutError):
+        # Every pooled connection stayed busy past pool_timeout: overload, not a bug. Say so.
+        log.warning("database_pool_exhausted", error_type=type(exc).__name__)
+        message = "the server is busy; please retry in a few seconds"
+        if _wants_json():
+            response = error_response(503, "busy", message)
+        else:
+            response = app.make_response((message, 503))
+        response.headers["Retry-After"] = "5"
+        return response
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):

@@ -10,9 +10,12 @@ from sqlalchemy import select
 
 from inventory_ai.assistant.setup import manager
 from inventory_ai.assistant.tools.base import ToolExecutor
+from inventory_ai.config import config_for_tests
+from inventory_ai.extensions import db
 from inventory_ai.logging import configure_logging
 from inventory_ai.models import AuditEvent, ToolCallRecord
 from inventory_ai.services.screening import screen
+from tests.conftest import PASSWORD
 from tests.scripted import ScriptedProvider, answer, call, calls, use
 
 CANARY_KEY = "sk-canary0123456789abcdef"
@@ -159,8 +162,6 @@ def test_login_limits_are_shared_by_every_process_through_redis(app_with):
     """Two app instances (two workers, in effect) count failed logins in the same Redis."""
     import redis
 
-    from inventory_ai.config import config_for_tests
-
     client = redis.Redis.from_url("redis://127.0.0.1:6379/14")
     try:
         client.ping()
@@ -184,7 +185,6 @@ def test_login_limits_are_shared_by_every_process_through_redis(app_with):
 
 
 def test_cors_only_for_configured_origins(app_with):
-    from inventory_ai.config import config_for_tests
 
     config = config_for_tests("")
     config.cors_origins = ("https://ops.example-bakery.cn",)
@@ -201,6 +201,27 @@ def test_cors_only_for_configured_origins(app_with):
     assert "Access-Control-Allow-Origin" not in other.headers
     page = client.get("/login", headers={"Origin": "https://ops.example-bakery.cn"})
     assert "Access-Control-Allow-Origin" not in page.headers  # the pages are same-origin only
+
+
+def test_an_exhausted_connection_pool_is_a_503_with_retry_after(app_with, tmp_path):
+    """Overload is not a crash: every pooled connection busy past the timeout answers 503."""
+    config = config_for_tests("")
+    config.db_pool_size, config.db_pool_timeout = 1, 0.2
+    app = app_with(config)
+    client = app.test_client()
+    assert (
+        client.post("/api/v1/auth/login", json={"username": "staff", "password": PASSWORD}).status_code == 200
+    )
+    with app.app_context():
+        held = [db.engine.connect(), db.engine.connect()]  # the pool (1) and its overflow (1)
+        try:
+            response = client.get("/api/v1/conversations")
+        finally:
+            for connection in held:
+                connection.close()
+    assert response.status_code == 503 and response.headers["Retry-After"] == "5"
+    assert response.json["error"]["code"] == "busy" and "Traceback" not in response.get_data(as_text=True)
+    assert client.get("/api/v1/conversations").status_code == 200  # and it recovers at once
 
 
 def test_no_cors_headers_by_default(client):
