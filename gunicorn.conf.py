@@ -6,6 +6,7 @@ and a waiting stream costs no CPU. Sizes come from the environment so operators 
 
 import multiprocessing
 import os
+import shutil
 
 bind = os.environ.get("INVENTORY_AI_BIND", "127.0.0.1:8000")
 worker_class = "gthread"
@@ -18,3 +19,18 @@ graceful_timeout = int(os.environ.get("INVENTORY_AI_GRACEFUL_TIMEOUT", 60))
 keepalive = 5
 accesslog = None  # the app writes its own structured access line per request
 errorlog = "-"
+
+
+# Metrics of every worker together (inventory_ai/observability.py): set PROMETHEUS_MULTIPROC_DIR.
+def on_starting(server):
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if folder:  # last run's counts would be added to this run's
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+
+
+def child_exit(server, worker):
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)

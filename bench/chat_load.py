@@ -16,20 +16,14 @@ import json
 import os
 import resource
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-import requests
+from _server import deployed
 
-REPO = Path(__file__).resolve().parent.parent
-BIN = REPO / ".venv" / "bin"
 MODEL_SECONDS = 0.2
 RUN_SECONDS = 10
-USERS = 64
 
 # wrk's Lua: each request is sent as the next user (round robin per wrk thread); any answer that
 # is not a completed message counts as a failure; the summary is printed as one JSON line.
@@ -64,49 +58,6 @@ end
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def make_users(env: dict, folder: str) -> Path:
-    """USERS staff accounts with one bearer token each, written straight to the database."""
-    code = f"""
-from inventory_ai import create_app
-from inventory_ai.auth import issue_token
-from inventory_ai.extensions import db
-from inventory_ai.models import User
-app = create_app()
-with app.app_context():
-    staff = db.session.query(User).filter_by(username="staff").one()
-    plain = []
-    for i in range({USERS}):
-        user = User(username=f"bench{{i:02d}}", role="warehouse_staff", password_hash=staff.password_hash)
-        db.session.add(user)
-        plain.append(issue_token(user, "bench", valid_days=1)[1])
-    db.session.commit()
-    print("\\n".join(plain))
-"""
-    out = subprocess.run([BIN / "python", "-c", code], env=env, cwd=folder, check=True, capture_output=True)
-    path = Path(folder) / "tokens.txt"
-    path.write_text(out.stdout.decode().strip() + "\n")
-    return path
-
-
-def database_url(kind: str, folder: str) -> str:
-    if kind == "sqlite":
-        return f"sqlite:///{folder}/load.db"
-    from sqlalchemy import create_engine, text
-
-    admin = create_engine("postgresql+psycopg://postgres@127.0.0.1:5432/test", isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text('DROP DATABASE IF EXISTS "iai_bench_chat" WITH (FORCE)'))
-        conn.execute(text('CREATE DATABASE "iai_bench_chat"'))
-    admin.dispose()
-    return "postgresql+psycopg://postgres@127.0.0.1:5432/iai_bench_chat"
-
-
 def cpu_seconds(pids: list[int]) -> float:
     """User + system CPU of these processes so far (Linux /proc)."""
     ticks = 0
@@ -117,13 +68,6 @@ def cpu_seconds(pids: list[int]) -> float:
             continue
         ticks += int(fields[11]) + int(fields[12])
     return ticks / os.sysconf("SC_CLK_TCK")
-
-
-def children(pid: int) -> list[int]:
-    found = [pid]
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(c) for c in (task / "children").read_text().split()]
-    return found
 
 
 def run_level(
@@ -152,57 +96,20 @@ def run_level(
 def main() -> None:
     args = sys.argv[1:]
     kind = args.pop(args.index("--database") + 1) if "--database" in args else "sqlite"
-    args = [a for a in args if a != "--database"]
-    levels = [int(x) for x in args] or [8, 32, 64]
+    levels = [int(x) for x in args if x != "--database"] or [8, 32, 64]
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: `make bench-chat` installs it (Debian package wrk)")
-    folder = tempfile.mkdtemp(prefix="iai-load-")
-    port = free_port()
-    script = Path(folder) / "chat.lua"
-    script.write_text(WRK_SCRIPT)
-    stub = subprocess.Popen(
-        [BIN / "python", "-m", "tests.dashscope_stub", "--delay", str(MODEL_SECONDS)],
-        cwd=REPO, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    stub_url = stub.stdout.readline().strip()
-    env = {
-        **os.environ,
-        "INVENTORY_AI_DATABASE_URL": database_url(kind, folder),
-        "DASHSCOPE_API_KEY": "sk-bench-0000000000000000",
-        "DASHSCOPE_HTTP_BASE_URL": stub_url,
-        "INVENTORY_AI_CHAT_RATE_LIMIT": "1000000 per minute",
-        "INVENTORY_AI_DEMO_PASSWORD": "bench-password",
-        # As deployed: JSON log lines, security headers, behind a TLS proxy (wrk says https).
-        "INVENTORY_AI_ENV": "production",
-        "INVENTORY_AI_SECRET_KEY": "bench-secret-key-0123456789abcdef",
-        "INVENTORY_AI_BIND": f"127.0.0.1:{port}",
-        "INVENTORY_AI_WORKERS": os.environ.get("INVENTORY_AI_WORKERS", "2"),
-        "INVENTORY_AI_THREADS": os.environ.get("INVENTORY_AI_THREADS", "64"),
-        "PYTHONPATH": str(REPO),  # wsgi.py; instance/ stays in the temporary folder
-    }
-    server = None
-    try:
-        for command in (["db", "upgrade"], ["seed"]):
-            subprocess.run([BIN / "flask", "--app", "wsgi", *command], env=env, cwd=folder, check=True,
-                           capture_output=True)  # fmt: skip
-        tokens = make_users(env, folder)
-        server = subprocess.Popen(
-            [BIN / "gunicorn", "-c", str(REPO / "gunicorn.conf.py"), "--chdir", str(REPO), "wsgi:app"],
-            env=env, cwd=folder, stdout=subprocess.DEVNULL, stderr=open(f"{folder}/gunicorn.log", "w"),  # noqa: SIM115
-        )  # fmt: skip
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                if requests.get(f"{base}/healthz", timeout=1).ok:
-                    break
-            except requests.RequestException:  # not up yet
-                time.sleep(0.2)
-        if server.poll() is not None:
-            sys.exit(f"gunicorn did not start; see {folder}/gunicorn.log")
-        server_pids = children(server.pid)
+    workers, threads = (
+        int(os.environ.get("INVENTORY_AI_WORKERS", 2)),
+        int(os.environ.get("INVENTORY_AI_THREADS", 64)),
+    )
+    with deployed(kind, ("--delay", str(MODEL_SECONDS)), workers, threads) as app:
+        script, tokens = app.folder / "chat.lua", app.folder / "tokens.txt"
+        script.write_text(WRK_SCRIPT)
+        tokens.write_text("\n".join(app.tokens) + "\n")
         print(
-            f"gunicorn {env['INVENTORY_AI_WORKERS']} workers x {env['INVENTORY_AI_THREADS']} threads, {kind}, model stub {MODEL_SECONDS * 1000:.0f} ms in its own "
-            f"process, wrk, {RUN_SECONDS} s per level\n"
+            f"gunicorn {workers} workers x {threads} threads, {kind}, model stub {MODEL_SECONDS * 1000:.0f} ms "
+            f"in its own process, wrk, {RUN_SECONDS} s per level\n"
         )
         print(
             "| clients | messages | failures | msg/s | ideal msg/s | share of ideal | p50 s | p99 s "
@@ -210,19 +117,13 @@ def main() -> None:
         )
         print("|---|---|---|---|---|---|---|---|---|---|")
         for clients in levels:
-            r = run_level(base, clients, script, tokens, server_pids, stub.pid)
+            r = run_level(app.base, clients, script, tokens, app.worker_pids(), app.stub.pid)
             print(
                 f"| {r['clients']} | {r['requests']} | {r['failures'] + r['errors']} | {r['throughput']:.1f} "
                 f"| {r['ideal']:.0f} | {r['throughput'] / r['ideal']:.0%} | {r['p50']:.3f} | {r['p99']:.3f} "
                 f"| {r['p99'] / MODEL_SECONDS:.2f}× | {r['server_ms']:.1f} / {r['stub_ms']:.1f} / {r['wrk_ms']:.2f} |",
                 flush=True,
             )
-    finally:
-        if server is not None:
-            server.terminate()
-            server.wait(timeout=30)
-        stub.terminate()
-        stub.wait(timeout=10)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 """Prometheus metrics at /metrics: requests, model calls, tool calls, the breaker's state.
 
-With several gunicorn workers set PROMETHEUS_MULTIPROC_DIR to an empty folder shared by the workers
-(prometheus-client's multiprocess mode); docs/operations.md says what each metric means.
+With several gunicorn workers set PROMETHEUS_MULTIPROC_DIR to a folder the workers share
+(prometheus-client's multiprocess mode; gunicorn.conf.py empties it at start and tells it when a
+worker exits): /metrics then adds up every worker, whichever one answers the scrape.
+docs/operations.md says what each metric means.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 from flask import Blueprint, Flask, Response, g, request
@@ -16,6 +19,7 @@ from prometheus_client import (
     Gauge,
     Histogram,
     generate_latest,
+    multiprocess,
 )
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -35,8 +39,9 @@ MODEL_SECONDS = Histogram(
 TOOL_CALLS = Counter("inventory_ai_tool_calls_total", "Tool calls", ["tool", "status"], registry=REGISTRY)
 TOOL_SECONDS = Histogram("inventory_ai_tool_call_seconds", "Tool call duration", ["tool"], registry=REGISTRY)
 BREAKER_OPEN = Gauge(
-    "inventory_ai_model_breaker_open", "1 while the model circuit breaker is open", registry=REGISTRY
-)
+    "inventory_ai_model_breaker_open", "1 while the model circuit breaker is open", registry=REGISTRY,
+    multiprocess_mode="livemax",  # open if any live worker last saw it open
+)  # fmt: skip
 FLAGGED = Counter(
     "inventory_ai_flagged_messages_total", "Messages flagged by prompt-injection screening", registry=REGISTRY
 )
@@ -46,7 +51,14 @@ bp = Blueprint("observability", __name__)
 
 @bp.get("/metrics")
 def metrics() -> Response:
-    return Response(generate_latest(REGISTRY), mimetype=CONTENT_TYPE_LATEST)
+    registry = REGISTRY
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+    return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+
+
+metrics.talisman_view_options = {"force_https": False}  # Prometheus scrapes over plain HTTP
 
 
 def init_metrics(app: Flask) -> None:

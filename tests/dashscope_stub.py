@@ -296,6 +296,30 @@ class DashScopeStub:
         }
 
 
+def scheduled(phases: list[tuple[str, float]], delay: float, content: str) -> Callable[[dict], Behaviour]:
+    """Behaviour by time since the first request: [("429", 5), ("ok", 40), ...], then "ok".
+    Kinds: ok (answers after `delay`), slow (after 10 x delay), 429 (throttled), 500 (server error)."""
+    kinds = {
+        "ok": Reply(content=content, delay=delay),
+        "slow": Reply(content=content, delay=delay * 10),
+        "429": Error(429, "Throttling.RateQuota", "Requests rate limit exceeded"),
+        "500": Error(500, "InternalError", "internal error"),
+    }
+    started: list[float] = []
+
+    def behaviour(_body: dict) -> Behaviour:
+        if not started:
+            started.append(time.monotonic())
+        elapsed = time.monotonic() - started[0]
+        for kind, seconds in phases:
+            if elapsed < seconds:
+                return kinds[kind]
+            elapsed -= seconds
+        return kinds["ok"]
+
+    return behaviour
+
+
 def main() -> None:
     """Serve in its own process (benchmarks): prints the base URL, then answers until killed."""
     import argparse
@@ -304,9 +328,15 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.2, help="seconds before each answer")
     parser.add_argument("--content", default="好的，已收到。")
+    parser.add_argument(
+        "--schedule", default="", help="phases from the first request, e.g. 429:5,ok:40,500:5"
+    )
     args = parser.parse_args()
-    stub = DashScopeStub(default=Reply(content=args.content, delay=args.delay), port=args.port, record=False)
-    with stub:
+    phases = [
+        (kind, float(seconds)) for kind, seconds in (p.split(":") for p in args.schedule.split(",") if p)
+    ]
+    behaviour = scheduled(phases, args.delay, args.content)
+    with DashScopeStub(default=behaviour, port=args.port, record=False) as stub:
         print(stub.base_url, flush=True)
         stub.thread.join()  # until SIGTERM (or Ctrl-C)
 

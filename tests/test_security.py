@@ -224,6 +224,22 @@ def test_an_exhausted_connection_pool_is_a_503_with_retry_after(app_with, tmp_pa
     assert client.get("/api/v1/conversations").status_code == 200  # and it recovers at once
 
 
+def test_production_redirects_to_https_but_answers_probes_and_scrapes(app_with):
+    """Behind the TLS proxy pages are https only; the load balancer's probe and Prometheus come
+    over plain HTTP inside the network and must get answers, not redirects."""
+    config = config_for_tests("")
+    config.env = "production"
+    try:
+        client = app_with(config).test_client()
+        page = client.get("/login")
+        assert page.status_code == 302 and page.headers["Location"].startswith("https://")
+        assert client.get("/login", headers={"X-Forwarded-Proto": "https"}).status_code == 200
+        for path in ("/healthz", "/readyz", "/metrics"):
+            assert client.get(path).status_code == 200, path
+    finally:
+        configure_logging(production=False)
+
+
 def test_no_cors_headers_by_default(client):
     response = client.options(
         "/api/v1/chat",

@@ -10,9 +10,17 @@ bp = Blueprint("health", __name__)
 log = get_logger(__name__)
 
 
+# Probes come over plain HTTP from inside the network, not through the TLS proxy: talisman
+# (production) must answer them, not redirect them to https.
+PLAIN_HTTP = {"force_https": False}
+
+
 @bp.get("/healthz")
 def healthz():
     return jsonify(status="ok")
+
+
+healthz.talisman_view_options = PLAIN_HTTP
 
 
 @bp.get("/readyz")
@@ -24,3 +32,6 @@ def readyz():
         log.warning("readiness_failed", error_type=type(exc).__name__)
         return jsonify(status="unavailable", database="unreachable"), 503
     return jsonify(status="ok", database="ok")
+
+
+readyz.talisman_view_options = PLAIN_HTTP

@@ -1,0 +1,141 @@
+"""The app as deployed, for the load and fault benchmarks: gunicorn (gunicorn.conf.py) in production
+mode, the dashscope SDK talking to tests/dashscope_stub.py in its own process, a migrated and seeded
+database (SQLite, or a fresh PostgreSQL database), and USERS staff accounts with a bearer token each.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = REPO / ".venv" / "bin"
+USERS = 64
+
+
+@dataclass
+class Deployment:
+    base: str  # http://127.0.0.1:port
+    folder: Path  # the database (SQLite), gunicorn.log, instance/
+    tokens: list[str]  # one bearer token per bench user
+    server: subprocess.Popen
+    stub: subprocess.Popen
+    env: dict
+
+    def worker_pids(self) -> list[int]:
+        found = [self.server.pid]
+        for task in Path(f"/proc/{self.server.pid}/task").iterdir():
+            found += [int(c) for c in (task / "children").read_text().split()]
+        return found
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def database_url(kind: str, folder: Path) -> str:
+    if kind == "sqlite":
+        return f"sqlite:///{folder}/bench.db"
+    from sqlalchemy import create_engine, text
+
+    admin = create_engine("postgresql+psycopg://postgres@127.0.0.1:5432/test", isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text('DROP DATABASE IF EXISTS "iai_bench_server" WITH (FORCE)'))
+        conn.execute(text('CREATE DATABASE "iai_bench_server"'))
+    admin.dispose()
+    return "postgresql+psycopg://postgres@127.0.0.1:5432/iai_bench_server"
+
+
+def _make_users(env: dict, folder: Path) -> list[str]:
+    code = f"""
+from inventory_ai import create_app
+from inventory_ai.auth import issue_token
+from inventory_ai.extensions import db
+from inventory_ai.models import User
+app = create_app()
+with app.app_context():
+    staff = db.session.query(User).filter_by(username="staff").one()
+    plain = []
+    for i in range({USERS}):
+        user = User(username=f"bench{{i:02d}}", role="warehouse_staff", password_hash=staff.password_hash)
+        db.session.add(user)
+        plain.append(issue_token(user, "bench", valid_days=1)[1])
+    db.session.commit()
+    print("\\n".join(plain))
+"""
+    out = subprocess.run([BIN / "python", "-c", code], env=env, cwd=folder, check=True, capture_output=True)
+    return out.stdout.decode().split()
+
+
+@contextmanager
+def deployed(
+    database: str = "sqlite",
+    stub_args: tuple[str, ...] = (),
+    workers: int = 2,
+    threads: int = 64,
+    extra_env: dict | None = None,
+) -> Iterator[Deployment]:
+    folder = Path(tempfile.mkdtemp(prefix="iai-bench-"))
+    (folder / "metrics").mkdir()
+    port = free_port()
+    stub = subprocess.Popen(
+        [BIN / "python", "-m", "tests.dashscope_stub", *stub_args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    server = None
+    try:
+        env = {
+            **os.environ,
+            "INVENTORY_AI_DATABASE_URL": database_url(database, folder),
+            "DASHSCOPE_API_KEY": "sk-bench-0000000000000000",
+            "DASHSCOPE_HTTP_BASE_URL": stub.stdout.readline().strip(),
+            "INVENTORY_AI_CHAT_RATE_LIMIT": "1000000 per minute",
+            "INVENTORY_AI_DEMO_PASSWORD": "bench-password",
+            # As deployed: JSON log lines, security headers, behind a TLS proxy (clients say https).
+            "INVENTORY_AI_ENV": "production",
+            "INVENTORY_AI_SECRET_KEY": "bench-secret-key-0123456789abcdef",
+            "INVENTORY_AI_BIND": f"127.0.0.1:{port}",
+            "INVENTORY_AI_WORKERS": str(workers),
+            "INVENTORY_AI_THREADS": str(threads),
+            "PROMETHEUS_MULTIPROC_DIR": str(folder / "metrics"),
+            "PYTHONPATH": str(REPO),  # wsgi.py; instance/ stays in the temporary folder
+            **(extra_env or {}),
+        }
+        for command in (["db", "upgrade"], ["seed"]):
+            subprocess.run([BIN / "flask", "--app", "wsgi", *command], env=env, cwd=folder, check=True,
+                           capture_output=True)  # fmt: skip
+        tokens = _make_users(env, folder)
+        server = subprocess.Popen(
+            [BIN / "gunicorn", "-c", str(REPO / "gunicorn.conf.py"), "--chdir", str(REPO), "wsgi:app"],
+            env=env, cwd=folder, stdout=subprocess.DEVNULL, stderr=open(folder / "gunicorn.log", "w"),  # noqa: SIM115
+        )  # fmt: skip
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                if requests.get(f"{base}/healthz", timeout=1).ok:
+                    break
+            except requests.RequestException:  # not up yet
+                time.sleep(0.2)
+        if server.poll() is not None:
+            sys.exit(f"gunicorn did not start; see {folder}/gunicorn.log")
+        yield Deployment(base, folder, tokens, server, stub, env)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=90)
+        stub.terminate()
+        stub.wait(timeout=10)
