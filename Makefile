@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 FLASK   := $(BIN)/flask --app wsgi
 
-.PHONY: run serve test test-pg lint bench install chromium clean
+.PHONY: run serve test test-pg lint bench bench-chat bench-faults install chromium wrk clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -22,6 +22,11 @@ chromium:
 	  echo "installing Debian chromium and a CJK font for the browser tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null; \
 	fi
+
+# wrk (C, Debian) drives the concurrent-chat benchmark without taking the CPU it measures.
+wrk:
+	@command -v wrk >/dev/null 2>&1 || { echo "installing Debian wrk for bench-chat"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 
 run: $(STAMP)
 	$(FLASK) db upgrade
@@ -52,6 +57,13 @@ bench: $(STAMP)
 	$(BIN)/python bench/tokens.py
 	$(BIN)/python bench/offline_eval.py
 	$(BIN)/python bench/search.py sqlite 10000 100000
+
+# gunicorn under load (docs/benchmarks.md); each takes a few minutes and wants a quiet machine.
+bench-chat: $(STAMP) wrk
+	$(BIN)/python bench/chat_load.py 8 32 64
+
+bench-faults: $(STAMP)
+	$(BIN)/python bench/model_faults.py
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache
