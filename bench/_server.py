@@ -6,19 +6,18 @@ database (SQLite, or a fresh PostgreSQL database), and USERS staff accounts with
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import requests
-
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from tests.serving import free_port, wait_until_healthy  # noqa: E402
+
 BIN = REPO / ".venv" / "bin"
 USERS = 64
 
@@ -37,12 +36,6 @@ class Deployment:
         for task in Path(f"/proc/{self.server.pid}/task").iterdir():
             found += [int(c) for c in (task / "children").read_text().split()]
         return found
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def database_url(kind: str, folder: Path) -> str:
@@ -124,13 +117,7 @@ def deployed(
             env=env, cwd=folder, stdout=subprocess.DEVNULL, stderr=open(folder / "gunicorn.log", "w"),  # noqa: SIM115
         )  # fmt: skip
         base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                if requests.get(f"{base}/healthz", timeout=1).ok:
-                    break
-            except requests.RequestException:  # not up yet
-                time.sleep(0.2)
-        if server.poll() is not None:
+        if not wait_until_healthy(base, server):
             sys.exit(f"gunicorn did not start; see {folder}/gunicorn.log")
         yield Deployment(base, folder, tokens, server, stub, env)
     finally:

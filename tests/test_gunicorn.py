@@ -5,23 +5,17 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import requests
 
+from tests.serving import free_port, wait_until_healthy
+
 REPO = Path(__file__).resolve().parent.parent
 GUNICORN = Path(sys.executable).parent / "gunicorn"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -47,13 +41,8 @@ def served(database_url, tmp_path):
         env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
-    for _ in range(150):
-        try:
-            if requests.get(f"{base}/healthz", timeout=1).ok:
-                break
-        except requests.RequestException:
-            time.sleep(0.1)
     try:
+        assert wait_until_healthy(base, server), "gunicorn did not start"
         yield base, server
     finally:
         if server.poll() is None:
