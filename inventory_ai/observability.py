@@ -22,6 +22,8 @@ from prometheus_client import (
     multiprocess,
 )
 
+from inventory_ai.web.health import PLAIN_HTTP
+
 REGISTRY = CollectorRegistry(auto_describe=True)
 REQUESTS = Counter(
     "inventory_ai_http_requests_total", "HTTP requests", ["method", "endpoint", "status"], registry=REGISTRY
@@ -58,7 +60,7 @@ def metrics() -> Response:
     return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
 
 
-metrics.talisman_view_options = {"force_https": False}  # Prometheus scrapes over plain HTTP
+metrics.talisman_view_options = PLAIN_HTTP  # Prometheus scrapes from inside the network too
 
 
 def init_metrics(app: Flask) -> None:

@@ -10,8 +10,8 @@ bp = Blueprint("health", __name__)
 log = get_logger(__name__)
 
 
-# Probes come over plain HTTP from inside the network, not through the TLS proxy: talisman
-# (production) must answer them, not redirect them to https.
+# Probes and scrapes come over plain HTTP from inside the network, not through the TLS proxy:
+# talisman (production) must answer them, not redirect them to https. Also used by /metrics.
 PLAIN_HTTP = {"force_https": False}
 
 
