@@ -1,17 +1,21 @@
 """Typed SQLAlchemy 2 models, one module per aggregate. Import from here."""
 
 from inventory_ai.models.admin import AuditEvent, Intent, ToolSetting
-from inventory_ai.models.base import new_id, utcnow
+from inventory_ai.models.base import new_call_id, new_id, utcnow
 from inventory_ai.models.chat import (
     CallStatus,
     ChatMessage,
     Conversation,
     MessageStatus,
     ModelCall,
+    Signoff,
+    SignoffStatus,
     ToolCallRecord,
     ToolRound,
 )
 from inventory_ai.models.inventory import (
+    MOVEMENT_TYPES,
+    CatalogAlias,
     Category,
     Material,
     MaterialSearchTerm,
@@ -23,17 +27,20 @@ from inventory_ai.models.inventory import (
     Supplier,
     Warehouse,
 )
-from inventory_ai.models.users import ROLES, ApiToken, Role, User, hash_token
+from inventory_ai.models.users import ROLES, ApiToken, LoginSession, Role, User, hash_token
 
 __all__ = [
+    "MOVEMENT_TYPES",
     "ROLES",
     "ApiToken",
     "AuditEvent",
     "CallStatus",
+    "CatalogAlias",
     "Category",
     "ChatMessage",
     "Conversation",
     "Intent",
+    "LoginSession",
     "Material",
     "MaterialSearchTerm",
     "MessageStatus",
@@ -42,6 +49,8 @@ __all__ = [
     "PurchaseRequest",
     "PurchaseRequestStatus",
     "Role",
+    "Signoff",
+    "SignoffStatus",
     "StockLevel",
     "StockMovement",
     "Supplier",
@@ -51,6 +60,7 @@ __all__ = [
     "User",
     "Warehouse",
     "hash_token",
+    "new_call_id",
     "new_id",
     "utcnow",
 ]

@@ -26,6 +26,11 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
+def new_call_id() -> str:
+    """A tool call's identity inside the product, shaped like the ids models give ("call_…")."""
+    return "call_" + uuid.uuid4().hex[:24]
+
+
 def sortable_text(length: int) -> String:
     """Text whose prefixes are found by a range scan (term >= 'flo' AND term < 'flo\uffff').
 

@@ -2,7 +2,7 @@
 
 A user message and the assistant message that answers it are two rows. The assistant message
 holds only the final text; each tool round (text before the calls, the calls, their results)
-is its own row, so history can be expanded back into model messages exactly (seed 004).
+is its own row, so history can be expanded back into model messages exactly.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inventory_ai.extensions import db
-from inventory_ai.models.base import new_id, utcnow
+from inventory_ai.models.base import Money, new_call_id, new_id, utcnow
 
 
 class MessageStatus(StrEnum):
     RUNNING = "running"
     AWAITING_CONFIRMATION = "awaiting_confirmation"
+    AWAITING_SIGNOFF = "awaiting_signoff"  # the requester approved; a second person must too
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
@@ -29,7 +30,20 @@ class CallStatus(StrEnum):
     SUCCESS = "success"
     ERROR = "error"
     PENDING_CONFIRMATION = "pending_confirmation"
+    AWAITING_SIGNOFF = "awaiting_signoff"
     DECLINED = "declined"
+
+
+class SignoffStatus(StrEnum):
+    WAITING = "waiting"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    WITHDRAWN = "withdrawn"
+
+
+def _one_of(column: str, enum) -> str:
+    return f"{column} IN (" + ", ".join(f"'{v.value}'" for v in enum) + ")"
 
 
 class Conversation(db.Model):
@@ -50,11 +64,9 @@ class ChatMessage(db.Model):
     __tablename__ = "messages"
     __table_args__ = (
         CheckConstraint("role IN ('user', 'assistant')", name="valid_role"),
-        CheckConstraint(
-            "status IN ('running', 'awaiting_confirmation', 'completed', 'failed', 'cancelled')",
-            name="valid_status",
-        ),
+        CheckConstraint(_one_of("status", MessageStatus), name="valid_status"),
         Index("ix_messages_conversation_seq", "conversation_id", "created_seq"),
+        Index("ix_messages_status_heartbeat", "status", "heartbeat_at"),  # finding stale answers
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
@@ -67,6 +79,13 @@ class ChatMessage(db.Model):
     language: Mapped[str] = mapped_column(String(8), default="zh")
     error_code: Mapped[str | None] = mapped_column(String(64))
     cancel_requested: Mapped[bool] = mapped_column(default=False)
+    # The model that wrote the final answer (a fallback's, when the first choice failed).
+    model: Mapped[str | None] = mapped_column(String(64))
+    # Where the question came from: "chat", or "mcp" for a call an MCP client made (assistant/direct.py).
+    source: Mapped[str] = mapped_column(String(16), default="chat")
+    # While running: refreshed by the process working on it (assistant/heartbeats.py). An answer
+    # whose heartbeat stopped belongs to a process that died; it is ended as failed (interrupted).
+    heartbeat_at: Mapped[datetime | None]
     input_tokens: Mapped[int] = mapped_column(default=0)
     output_tokens: Mapped[int] = mapped_column(default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -97,18 +116,18 @@ class ToolRound(db.Model):
 
 class ToolCallRecord(db.Model):
     __tablename__ = "tool_calls"
-    __table_args__ = (
-        CheckConstraint(
-            "status IN ('success', 'error', 'pending_confirmation', 'declined')", name="valid_status"
-        ),
-    )
+    __table_args__ = (CheckConstraint(_one_of("status", CallStatus), name="valid_status"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     round_id: Mapped[int] = mapped_column(ForeignKey("tool_rounds.id", ondelete="CASCADE"), index=True)
     position: Mapped[int]
-    call_id: Mapped[str] = mapped_column(String(64))
+    # The product's identity for the call (the API's tool_call_id, the booking's idempotency key):
+    # unique everywhere, whatever ids the model sends.
+    call_id: Mapped[str] = mapped_column(String(64), unique=True, default=new_call_id)
+    # The id on the wire, in history: the model's own (which may repeat), or call_id if it gave none.
+    model_call_id: Mapped[str] = mapped_column(String(64), default="")
     name: Mapped[str] = mapped_column(String(64))
-    # Exactly as the model sent them, so history replays the call unchanged.
+    # Exactly as the model sent them (cut at a size limit), so history replays the call unchanged.
     arguments: Mapped[str] = mapped_column(Text)
     description: Mapped[str | None] = mapped_column(String(500))
     status: Mapped[str] = mapped_column(String(32))
@@ -116,8 +135,36 @@ class ToolCallRecord(db.Model):
     content: Mapped[str | None] = mapped_column(Text)
     error_type: Mapped[str | None] = mapped_column(String(64))
     duration_ms: Mapped[int] = mapped_column(default=0)
+    # The person's decision: arguments as approved when they edited them, who, when, and why.
+    approved_arguments: Mapped[str | None] = mapped_column(Text)
+    decided_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    decided_at: Mapped[datetime | None]
+    decision_reason: Mapped[str | None] = mapped_column(String(500))
 
     round: Mapped[ToolRound] = relationship(back_populates="calls")
+    signoff: Mapped[Signoff | None] = relationship(back_populates="call", cascade="all, delete-orphan")
+
+
+class Signoff(db.Model):
+    """A booking its requester approved that a second person (a manager or admin) must sign off,
+    because of what it is worth. Exactly one decision settles it, or it expires."""
+
+    __tablename__ = "signoffs"
+    __table_args__ = (CheckConstraint(_one_of("status", SignoffStatus), name="valid_status"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    call_id: Mapped[int] = mapped_column(ForeignKey("tool_calls.id", ondelete="CASCADE"), unique=True)
+    message_id: Mapped[str] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"), index=True)
+    requested_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    value_cny: Mapped[Money]
+    status: Mapped[str] = mapped_column(String(16), default=SignoffStatus.WAITING.value, index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    decided_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    decided_at: Mapped[datetime | None]
+    reason: Mapped[str | None] = mapped_column(String(500))
+
+    call: Mapped[ToolCallRecord] = relationship(back_populates="signoff")
 
 
 class ModelCall(db.Model):

@@ -20,6 +20,26 @@ class MovementType(StrEnum):
     TRANSFER = "transfer"
 
 
+# The one list of movement types: tool schemas, API schemas and the database CHECK derive from it.
+MOVEMENT_TYPES: tuple[str, ...] = tuple(t.value for t in MovementType)
+
+
+class CatalogAlias(db.Model):
+    """Another name people use for a material, category, warehouse or supplier ("high-gluten flour"
+    for 高筋面粉 Bread Flour, 奶制品 for 乳制品): read by the offline assistant's linking."""
+
+    __tablename__ = "catalog_aliases"
+    __table_args__ = (
+        UniqueConstraint("kind", "alias", "code", name="uq_catalog_aliases_kind_alias_code"),
+        CheckConstraint("kind IN ('material', 'category', 'warehouse', 'supplier')", name="valid_kind"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    code: Mapped[str] = mapped_column(String(32))
+    alias: Mapped[str] = mapped_column(String(100))
+
+
 class Warehouse(db.Model):
     __tablename__ = "warehouses"
 
@@ -124,7 +144,7 @@ class StockMovement(db.Model):
         # the binary rounding of SQLite, which stores NUMERIC values as REAL.
         CheckConstraint("abs(level_after - level_before - quantity) < 0.0005", name="level_arithmetic"),
         CheckConstraint(
-            "movement_type IN ('inbound', 'outbound', 'adjustment', 'transfer')", name="valid_type"
+            "movement_type IN (" + ", ".join(f"'{t}'" for t in MOVEMENT_TYPES) + ")", name="valid_type"
         ),
         Index("ix_stock_movements_material_created", "material_id", "created_at"),
         Index("ix_stock_movements_warehouse_created", "warehouse_id", "created_at"),
@@ -141,6 +161,8 @@ class StockMovement(db.Model):
     reason: Mapped[str] = mapped_column(String(500))
     user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
     idempotency_key: Mapped[str | None] = mapped_column(String(128), unique=True)
+    # What was asked under that key (BookingRequest.fingerprint): a reuse asking otherwise is refused.
+    request_hash: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
 
     material: Mapped[Material] = relationship()

@@ -87,3 +87,15 @@ class ApiToken(db.Model):
 
     def usable(self, now: datetime) -> bool:
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+
+class LoginSession(db.Model):
+    """One login (a session cookie): checked on every request, so logging out, a password change or a
+    deactivation ends it for real, copies of the cookie included."""
+
+    __tablename__ = "login_sessions"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    ended_at: Mapped[datetime | None]
