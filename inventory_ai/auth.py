@@ -9,23 +9,39 @@ from __future__ import annotations
 import secrets
 from datetime import timedelta
 
-from flask import Flask, redirect, request, url_for
-from flask_login import current_user
+from flask import Flask, redirect, request, session, url_for
+from flask_login import current_user, login_user, logout_user
 from flask_wtf.csrf import CSRFError
 from sqlalchemy import select, update
 from sqlalchemy.orm import joinedload
+from werkzeug.security import check_password_hash, generate_password_hash
 
-from inventory_ai.database import write_transaction
+from inventory_ai.database import begin_write, write_transaction
 from inventory_ai.errors import error_response
 from inventory_ai.extensions import csrf, db, login_manager
-from inventory_ai.models import ApiToken, User, hash_token, utcnow
+from inventory_ai.models import ApiToken, LoginSession, User, hash_token, utcnow
+from inventory_ai.services import audit
 
 TOKEN_PREFIX = "iai_"
 _WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
-# Reachable without a CSRF token: logging in creates the session the token belongs to.
-_CSRF_FREE_ENDPOINTS = {"api_auth.Login"}
+# Reachable without a CSRF token: logging in creates the session the token belongs to, and /mcp
+# takes bearer tokens only, never the cookie (inventory_ai/mcp/http.py).
+_CSRF_FREE_ENDPOINTS = {"api_auth.Login", "mcp.serve"}
+# Views that take the write lock themselves, only for their short writes: those that check or hash
+# a password (check_credentials; SQLite's one write lock is never held while a password is hashed),
+# and the chat and its decisions, whose every write begins with database.begin_write (the loop's).
+_LOCKING_THEMSELVES = {
+    "api_auth.Login",
+    "api_auth.Password",
+    "web.login",
+    "api_chat.Chat",
+    "api_chat.Decision",
+}
 # "Last used" is kept to the minute: a script calling every second does not write every second.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+SESSION_KEY = "_login"  # the login's id, in the signed session cookie
+# Hashed like a real password (same method and cost), checked when the name is unknown.
+_DUMMY_HASH = generate_password_hash("not a password: evens out the time of a failed login")
 
 
 def init_app(app: Flask) -> None:
@@ -33,32 +49,33 @@ def init_app(app: Flask) -> None:
 
     @login_manager.user_loader
     def _load_user(user_id: str) -> User | None:
+        """The cookie's user, if its login has not ended (logout, password change, deactivation):
+        one query for the user and the login together."""
         if request.headers.get("Authorization", "").startswith("Bearer "):
             return None  # an explicit token decides, not a cookie that happens to be there
-        user = db.session.get(User, int(user_id)) if user_id.isdigit() else None
-        return user if user is not None and user.active else None
+        login = session.get(SESSION_KEY)
+        if not user_id.isdigit() or not isinstance(login, str):
+            return None
+        return db.session.scalar(
+            select(User)
+            .join(LoginSession, LoginSession.user_id == User.id)
+            .where(
+                User.id == int(user_id),
+                User.active.is_(True),
+                LoginSession.id == login,
+                LoginSession.ended_at.is_(None),
+            )
+        )
 
     @login_manager.request_loader
     def _load_from_token(req) -> User | None:
         header = req.headers.get("Authorization", "")
         if not header.startswith("Bearer "):
             return None
-        token = db.session.scalar(
-            select(ApiToken)
-            .options(joinedload(ApiToken.user))  # one round trip for the token and its user
-            .where(ApiToken.token_hash == hash_token(header[7:].strip()))
-        )
-        now = utcnow()
-        if token is None or not token.usable(now) or not token.user.active:
+        try:
+            return user_for_token(header[7:].strip())
+        except TokenRefused:
             return None
-        # Stamped in its own short write, so this request's session stays a reader; the read is
-        # ended first, so a thread never holds two pooled connections (64 such threads waiting
-        # for a second connection each would drain the pool and wait for ever).
-        if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
-            db.session.commit()
-            with write_transaction(db.engine) as stamp:
-                stamp.execute(update(ApiToken).where(ApiToken.id == token.id).values(last_used_at=now))
-        return token.user
 
     @login_manager.unauthorized_handler
     def _unauthorized():
@@ -68,6 +85,14 @@ def init_app(app: Flask) -> None:
 
     @app.before_request
     def protect_writes():
+        if request.method in _WRITE_METHODS:
+            # Who is calling first (a bearer token's "last used" stamp writes on its own connection),
+            # then the request's own transaction takes SQLite's write lock up front: a write that
+            # read first cannot take it later once another writer committed (SQLITE_BUSY_SNAPSHOT,
+            # not retried), while a writer waiting for the lock queues on busy_timeout.
+            current_user._get_current_object()
+            if request.endpoint not in _LOCKING_THEMSELVES:
+                begin_write(db.session)
         if request.method not in _WRITE_METHODS or request.endpoint in _CSRF_FREE_ENDPOINTS:
             return None
         if request.headers.get("Authorization", "").startswith("Bearer "):
@@ -84,6 +109,115 @@ def init_app(app: Flask) -> None:
         if request.path.startswith("/api/"):
             return error_response(400, "csrf_failed", exc.description)
         return exc.description, 400
+
+
+def check_credentials(username: str, password: str) -> User | None:
+    """The active user with this name and password, or None; either way an audit event.
+
+    Every refusal costs the same: the password is checked against the user's hash, or a dummy one
+    for a name that does not exist, before anything else (whether the user is active) is looked
+    at, so timing tells neither which names exist nor which are deactivated. The hashing (~0.1 s)
+    holds no lock: the request's write transaction (auth.protect_writes) is ended first, and the
+    write lock is taken again only for the audit event."""
+    db.session.commit()  # no write lock (SQLite: the whole database) while a password is hashed
+    user = db.session.scalar(select(User).where(User.username == username))
+    db.session.commit()  # nor a read snapshot: the write below starts afresh (database.begin_write)
+    matches = check_password_hash(user.password_hash if user is not None else _DUMMY_HASH, password)
+    accepted = user is not None and matches and user.active
+    begin_write(db.session)
+    if accepted:
+        audit.record(db.session, "login", "success", user_id=user.id, role=user.role)
+    else:
+        audit.record(db.session, "login", "failed", detail=f"username={username[:64]}")
+    db.session.commit()
+    return user if accepted else None
+
+
+def password_matches(user: User, password: str) -> bool:
+    """`user`'s password is `password`, checked holding no lock (as check_credentials does)."""
+    db.session.commit()
+    return check_password_hash(user.password_hash, password)
+
+
+def hashed_password(password: str) -> str:
+    """A new password's hash (~0.1 s), made holding no lock: the request's transaction (which
+    auth.protect_writes began with SQLite's write lock) is ended first; the caller takes the lock
+    again for the write that stores it."""
+    db.session.commit()
+    return generate_password_hash(password)
+
+
+def log_in(user: User) -> None:
+    """Start a login: recorded server-side, so it can be ended (log_out, end_logins)."""
+    login = LoginSession(id=secrets.token_hex(16), user_id=user.id)
+    begin_write(db.session)
+    db.session.add(login)
+    db.session.commit()
+    login_user(user)
+    session[SESSION_KEY] = login.id
+
+
+def log_out() -> None:
+    """End this login: a copy of the cookie no longer works either."""
+    login = session.pop(SESSION_KEY, None)
+    if isinstance(login, str):
+        begin_write(db.session)
+        db.session.execute(update(LoginSession).where(LoginSession.id == login).values(ended_at=utcnow()))
+        db.session.commit()
+    logout_user()
+
+
+def end_logins(user: User, revoke_tokens: bool = True) -> None:
+    """End every login of this user, in the caller's transaction: an admin's password reset or a
+    deactivation (and the user's own password change, with revoke_tokens=False).
+
+    An admin's reset or a deactivation revokes the user's API tokens too: a token minted by a
+    session that should have ended (a stolen cookie) must not outlive it, nor come back when the
+    user is reactivated. The user's own password change keeps their tokens: they know of it, and
+    their scripts go on (docs/api.md); they revoke a token themselves."""
+    now = utcnow()
+    db.session.execute(
+        update(LoginSession)
+        .where(LoginSession.user_id == user.id, LoginSession.ended_at.is_(None))
+        .values(ended_at=now)
+    )
+    if revoke_tokens:
+        db.session.execute(
+            update(ApiToken)
+            .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+            .values(revoked_at=now)
+        )
+
+
+class TokenRefused(Exception):
+    """An API token that does not let anyone in; the message says why, never the token."""
+
+
+def user_for_token(plain: str) -> User:
+    """The user an API token stands for (a bearer header, the MCP server's INVENTORY_AI_MCP_TOKEN),
+    or TokenRefused: unknown, revoked, expired, or its user deactivated."""
+    token = db.session.scalar(
+        select(ApiToken)
+        .options(joinedload(ApiToken.user))  # one round trip for the token and its user
+        .where(ApiToken.token_hash == hash_token(plain))
+    )
+    now = utcnow()
+    if token is None:
+        raise TokenRefused("not a known API token")
+    if token.revoked_at is not None:
+        raise TokenRefused(f"the API token {token.prefix}… was revoked")
+    if not token.usable(now):
+        raise TokenRefused(f"the API token {token.prefix}… expired")
+    if not token.user.active:
+        raise TokenRefused(f"the user of the API token {token.prefix}… is deactivated")
+    # Stamped in its own short write, so this request's session stays a reader; the read is
+    # ended first, so a thread never holds two pooled connections (64 such threads waiting
+    # for a second connection each would drain the pool and wait for ever).
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
+        db.session.commit()
+        with write_transaction(db.engine) as stamp:
+            stamp.execute(update(ApiToken).where(ApiToken.id == token.id).values(last_used_at=now))
+    return token.user
 
 
 def authenticated_user() -> User | None:

@@ -1,10 +1,11 @@
-"""One configuration, read from the environment (names in shared/CONTRACT.md)."""
+"""One configuration, read from the environment (every variable is listed in docs/operations.md)."""
 
 from __future__ import annotations
 
 import os
 import secrets
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 
@@ -20,6 +21,68 @@ def _int(name: str, default: int) -> int:
         return int(raw)
     except ValueError as exc:
         raise ConfigError(f"{name} must be a whole number, got {raw!r}") from exc
+
+
+def _decimal(name: str, default: Decimal) -> Decimal:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = Decimal(raw)
+    except InvalidOperation as exc:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from exc
+    if not value.is_finite() or value < 0:
+        raise ConfigError(f"{name} must be a number of at least 0, got {raw!r}")
+    return value
+
+
+# Estimates (CNY per 1,000 tokens, input / output) from DashScope's public list prices; set
+# INVENTORY_AI_MODEL_PRICES for your contract, e.g. "qwen-plus=0.0008/0.002;qwen-max=0.0024/0.0096".
+MODEL_PRICES = {"qwen-plus": (0.0008, 0.002), "qwen-turbo": (0.0003, 0.0006), "qwen-max": (0.0024, 0.0096)}
+
+
+# Tokens of conversation history sent with each model call (assistant/history.py): the current turn
+# whole, then earlier turns newest first, older ones summarised. qwen-plus reads 131,072 tokens, but
+# every call of an answer sends the history again (cost, time to the first word), and a fallback may
+# be qwen-max, whose window is 32,768: 16,000 of history + the system prompt (~130) + the admin's
+# tool definitions (~900) + an answer of up to 8,192 fit even there (docs/operations.md).
+HISTORY_TOKEN_BUDGET = 16_000
+
+
+def _prices(raw: str) -> dict:
+    prices = dict(MODEL_PRICES)
+    for item in (p.strip() for p in raw.split(";") if p.strip()):
+        try:
+            model, rates = item.split("=")
+            cost_in, cost_out = (float(x) for x in rates.split("/"))
+        except ValueError as exc:
+            raise ConfigError(f"INVENTORY_AI_MODEL_PRICES: {item!r} is not model=input/output") from exc
+        prices[model.strip()] = (cost_in, cost_out)
+    return prices
+
+
+def _timezone(name: str) -> str:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(f"INVENTORY_AI_TIMEZONE: {name!r} is not a time zone (e.g. Asia/Shanghai)") from exc
+    return name
+
+
+def _proxies(raw: str) -> tuple[str, ...]:
+    import ipaddress
+
+    proxies = tuple(p.strip() for p in raw.split(",") if p.strip())
+    for proxy in proxies:
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError as exc:
+            raise ConfigError(
+                f"INVENTORY_AI_TRUSTED_PROXIES: {proxy!r} is not an address or network"
+            ) from exc
+    return proxies
 
 
 def _instance_secret(instance_path: Path) -> str:
@@ -51,10 +114,32 @@ class Config:
     tool_result_budget_chars: int = 6000
     model_timeout_seconds: float = 60.0
     model_backoff_seconds: float = 0.5
+    # A whole answer (model rounds and tools) ends by this deadline; a running answer whose process
+    # stopped beating for answer_stale_seconds is ended as interrupted (docs/operations.md).
+    answer_deadline_seconds: float = 120.0
+    answer_heartbeat_seconds: float = 10.0
+    answer_stale_seconds: float = 45.0
+    # What answers when the model fails (Qwen model names and/or "offline"), and tokens per user per day.
+    llm_fallback: tuple[str, ...] = ("offline",)
+    daily_token_budget: int | None = None
+    # Tokens of history sent with each model call (HISTORY_TOKEN_BUDGET above).
+    history_token_budget: int = HISTORY_TOKEN_BUDGET
+    # CNY per 1,000 input and output tokens, for the admins' cost estimate (docs/operations.md).
+    model_prices: dict = field(default_factory=lambda: dict(MODEL_PRICES))
+    # Bookings worth more than this (CNY) by someone who is not a manager or admin need a second
+    # person's sign-off, which expires after signoff_expiry_hours.
+    signoff_value: Decimal = Decimal(5000)
+    signoff_expiry_hours: float = 24.0
     chat_rate_limit: str = "30 per minute"
     cors_origins: tuple[str, ...] = ()
+    # The plant's time zone: what "today" and a date people say mean (services/clock.py).
+    timezone: str = "Asia/Shanghai"
+    # Peers whose X-Forwarded-For/-Proto are believed in production (the TLS-terminating proxy).
+    trusted_proxies: tuple[str, ...] = ("127.0.0.1", "::1")
     db_pool_size: int = 20
     db_pool_timeout: float = 10.0
+    # `flask mcp`: the API token of the user the stdio MCP server acts as (docs/mcp.md).
+    mcp_token: str | None = field(default=None, repr=False)
     testing: bool = False
 
     @classmethod
@@ -76,6 +161,24 @@ class Config:
         iterations = _int("INVENTORY_AI_MAX_TOOL_ITERATIONS", 5)
         if not 1 <= iterations <= 50:
             raise ConfigError("INVENTORY_AI_MAX_TOOL_ITERATIONS must be between 1 and 50")
+        stale = _int("INVENTORY_AI_ANSWER_STALE_SECONDS", 45)
+        if not 5 <= stale <= 600:
+            raise ConfigError("INVENTORY_AI_ANSWER_STALE_SECONDS must be between 5 and 600")
+        fallback = tuple(
+            n.strip() for n in os.environ.get("INVENTORY_AI_LLM_FALLBACK", "offline").split(",") if n.strip()
+        )
+        if any(n != "offline" for n in fallback) and not api_key:
+            raise ConfigError("INVENTORY_AI_LLM_FALLBACK names Qwen models: they need DASHSCOPE_API_KEY")
+        budget = _int("INVENTORY_AI_DAILY_TOKEN_BUDGET", 0) or None
+        if budget is not None and budget < 0:
+            raise ConfigError("INVENTORY_AI_DAILY_TOKEN_BUDGET must be a positive number of tokens")
+        history = _int("INVENTORY_AI_HISTORY_TOKEN_BUDGET", HISTORY_TOKEN_BUDGET)
+        if not 1000 <= history <= 1_000_000:
+            raise ConfigError("INVENTORY_AI_HISTORY_TOKEN_BUDGET must be between 1000 and 1000000 tokens")
+        signoff_value = _decimal("INVENTORY_AI_SIGNOFF_VALUE", Decimal(5000))
+        signoff_hours = _int("INVENTORY_AI_SIGNOFF_EXPIRY_HOURS", 24)
+        if signoff_hours < 1:
+            raise ConfigError("INVENTORY_AI_SIGNOFF_EXPIRY_HOURS must be at least 1")
         pool_size = _int("INVENTORY_AI_DB_POOL_SIZE", 20)
         if pool_size < 1:
             raise ConfigError("INVENTORY_AI_DB_POOL_SIZE must be at least 1")
@@ -96,6 +199,17 @@ class Config:
                 o.strip() for o in os.environ.get("INVENTORY_AI_CORS_ORIGINS", "").split(",") if o.strip()
             ),
             db_pool_size=pool_size,
+            timezone=_timezone(os.environ.get("INVENTORY_AI_TIMEZONE") or "Asia/Shanghai"),
+            trusted_proxies=_proxies(os.environ.get("INVENTORY_AI_TRUSTED_PROXIES", "127.0.0.1,::1")),
+            answer_stale_seconds=stale,
+            signoff_value=signoff_value,
+            llm_fallback=fallback,
+            daily_token_budget=budget,
+            history_token_budget=history,
+            model_prices=_prices(os.environ.get("INVENTORY_AI_MODEL_PRICES", "")),
+            signoff_expiry_hours=signoff_hours,
+            answer_heartbeat_seconds=min(10.0, stale / 4),
+            mcp_token=os.environ.get("INVENTORY_AI_MCP_TOKEN", "").strip() or None,
         )
 
     @property

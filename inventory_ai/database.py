@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
-from sqlalchemy import Engine, event
-from sqlalchemy.orm import Session
+from sqlalchemy import Engine, event, inspect, text
+from sqlalchemy.orm import Session, make_transient_to_detached
+
+WRITE_LOCK_SECONDS = 15  # how long a write waits for a lock: SQLite's busy_timeout, PostgreSQL's lock_timeout
 
 
 def install_sqlite_pragmas(engine: Engine) -> None:
@@ -22,7 +26,7 @@ def install_sqlite_pragmas(engine: Engine) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA busy_timeout=15000")
+        cursor.execute(f"PRAGMA busy_timeout={WRITE_LOCK_SECONDS * 1000}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -42,6 +46,15 @@ def write_transaction(engine: Engine) -> Iterator[Session]:
     with Session(bind=engine, expire_on_commit=False) as session:
         if engine.dialect.name == "sqlite":
             session.connection(execution_options={"sqlite_begin": "BEGIN IMMEDIATE"})
+        elif engine.dialect.name == "postgresql":
+            # A write has a deadline, as SQLite's busy_timeout gives it there: waiting for a row lock
+            # or running ends with an error (and a rollback), never a request held for ever.
+            session.execute(
+                text(
+                    f"SET LOCAL lock_timeout = '{WRITE_LOCK_SECONDS}s'; "
+                    f"SET LOCAL statement_timeout = '{2 * WRITE_LOCK_SECONDS}s'"
+                )
+            )
         try:
             yield session
             session.commit()
@@ -60,3 +73,78 @@ def begin_write(session: Session) -> None:
     session.commit()
     if session.get_bind().dialect.name == "sqlite":
         session.connection(execution_options={"sqlite_begin": "BEGIN IMMEDIATE"})
+
+
+@contextmanager
+def writing(session: Session) -> Iterator[None]:
+    """A step that reads then writes: the write lock from the start (begin_write), given back at
+    once if the step refuses (a 409 must not keep others waiting for the lock)."""
+    begin_write(session)
+    try:
+        yield
+    except BaseException:
+        session.rollback()
+        raise
+
+
+@dataclass(frozen=True)
+class _Table:
+    """What insert_rows needs of a model, worked out once."""
+
+    keys: dict  # column -> attribute name
+    defaults: dict  # attribute name -> Python default (a callable or a value)
+    generated: str | None  # the autoincrement primary key's attribute, if any
+    insert: object
+    insert_returning: object | None
+
+
+@functools.cache
+def _table(model: type) -> _Table:
+    mapper = inspect(model)
+    table = mapper.local_table
+    keys = {column: mapper.get_property_by_column(column).key for column in table.columns}
+    auto = [c for c in table.primary_key.columns if c.autoincrement is not False and c.default is None]
+    defaults = {keys[c]: c.default for c in table.columns if c.default is not None}
+    returning = table.insert().returning(auto[0], sort_by_parameter_order=True) if auto else None
+    return _Table(keys, defaults, keys[auto[0]] if auto else None, table.insert(), returning)
+
+
+def insert_rows(session: Session, model: type, rows: list[dict], with_ids: bool = False) -> list[dict]:
+    """Write rows of a model's table with one Core INSERT, in the session's transaction, and return
+    them as written: column defaults applied here, in Python (so nothing has to be read back), and
+    with `with_ids` an autoincrement id from RETURNING. Rows are keyed by attribute name.
+
+    The loop's hot path: per row, the unit of work's bookkeeping cost several times the write
+    itself (docs/benchmarks.md, the loop)."""
+    t = _table(model)
+    written = []
+    for row in rows:
+        filled = {}
+        for key in t.keys.values():
+            value = row.get(key)
+            if value is None and key in t.defaults:
+                default = t.defaults[key]
+                value = default.arg(None) if default.is_callable else default.arg
+            if value is not None or key != t.generated:
+                filled[key] = value
+        written.append(filled)
+    values = [{column.name: row[key] for column, key in t.keys.items() if key in row} for row in written]
+    if with_ids and t.insert_returning is not None:
+        for row, (new,) in zip(written, session.execute(t.insert_returning, values).all(), strict=True):
+            row[t.generated] = new
+    else:
+        session.execute(t.insert, values)
+    return written
+
+
+def inserted(session: Session, model: type, rows: list[dict]) -> list:
+    """`insert_rows`, handed back as ORM objects the session holds as if it had loaded them (every
+    attribute known, none read back). Relationships are not set: the caller sets a collection it
+    needs with set_committed_value."""
+    objects = []
+    for row in insert_rows(session, model, rows, with_ids=True):
+        obj = model(**row)
+        make_transient_to_detached(obj)
+        session.add(obj)
+        objects.append(obj)
+    return objects

@@ -10,9 +10,30 @@ import sqlalchemy.exc
 from flask import Flask, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
+from inventory_ai import payloads
 from inventory_ai.logging import get_logger
 
 log = get_logger(__name__)
+
+
+# What an error may quote of its input (a name, a quantity), and how long its message may be at
+# all: a 9-character quantity or a 19,000-character name is never echoed back in full (to a client,
+# or to the model as a tool result).
+MAX_QUOTE_CHARS = 200
+MAX_MESSAGE_CHARS = 1000
+
+
+def clip(text: str, limit: int = MAX_QUOTE_CHARS) -> str:
+    """`text` if it is short enough, else its start, an ellipsis and how long it was."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def quoted(value) -> str:
+    """A value as an error message quotes it: repr-like, at most MAX_QUOTE_CHARS of it."""
+    return repr(clip(value)) if isinstance(value, str) else clip(repr(value))
 
 
 class DomainError(Exception):
@@ -22,6 +43,7 @@ class DomainError(Exception):
     http_status = 400
 
     def __init__(self, message: str, details: dict | None = None):
+        message = clip(message, MAX_MESSAGE_CHARS)
         super().__init__(message)
         self.message = message
         self.details = details or {}
@@ -52,10 +74,22 @@ class InsufficientStock(DomainError):
     http_status = 409
 
 
+def _clipped(details):
+    """Field errors as webargs reports them, keyed by the client's own field names: a key or text of
+    any length comes back clipped."""
+    if isinstance(details, dict):
+        return {clip(key) if isinstance(key, str) else key: _clipped(value) for key, value in details.items()}
+    if isinstance(details, list | tuple):
+        return [_clipped(value) for value in details]
+    if isinstance(details, str):
+        return clip(details, MAX_MESSAGE_CHARS)
+    return details
+
+
 def error_response(status: int, code: str, message: str, details: dict | None = None, headers=None):
-    body = {"error": {"code": code, "message": message}}
+    body = {"error": {"code": code, "message": clip(message, MAX_MESSAGE_CHARS)}}
     if details:
-        body["error"]["details"] = details
+        body["error"]["details"] = _clipped(details)
     response = jsonify(body)
     response.status_code = status
     for key, value in (headers or {}).items():
@@ -70,6 +104,12 @@ def _wants_json() -> bool:
 _NUL_MARKS = (b"\x00", b"\\u0000", b"%00")
 
 
+def _malformed(code: str, message: str):
+    if _wants_json():
+        return error_response(400, code, message)
+    return message, 400
+
+
 def init_errors(app: Flask) -> None:
     @app.teardown_request
     def _end_transaction(_exc):
@@ -80,18 +120,27 @@ def init_errors(app: Flask) -> None:
         db.session.rollback()
 
     @app.before_request
-    def _refuse_nul():
-        """NUL is not text: PostgreSQL refuses it in any column, so it is refused here, once, for the
-        path, the query string and the body (raw, JSON-escaped or URL-encoded)."""
-        raw = request.get_data(cache=True) if request.content_length else b""
+    def _refuse_malformed():
+        """One guard at the door for every request, logged in or not: NUL is not text (PostgreSQL
+        refuses it in any column) wherever it appears (path, query, form, raw or escaped in a body),
+        and a JSON body must be strict JSON within limits (payloads.py): a clear 400, never a 500
+        further in."""
+        # Every body, however it came: with a Content-Length or chunked (no length: the server ends
+        # the stream). werkzeug reads a chunked body only up to MAX_CONTENT_LENGTH; reading on
+        # past it raises its 413, rather than a cut body being judged (or used) as the whole.
+        raw = request.get_data(cache=True)
+        if raw and request.content_length is None:
+            request.stream.read(1)
         where = request.path.encode() + b"?" + request.query_string.lower() + b" " + raw.lower()
         # A form may already be parsed (the CSRF check reads it), leaving no raw body to look at.
         in_values = any("\x00" in value for values in request.values.listvalues() for value in values)
         if in_values or any(mark in where for mark in _NUL_MARKS):
-            message = "text must not contain NUL characters"
-            if _wants_json():
-                return error_response(400, "invalid_text", message)
-            return message, 400
+            return _malformed("invalid_text", "text must not contain NUL characters")
+        if raw and (request.is_json or (_wants_json() and not request.mimetype)):
+            try:
+                payloads.loads(raw)
+            except payloads.Unreadable as exc:
+                return _malformed("invalid_json", f"the body is not acceptable JSON: {exc}")
         return None
 
     @app.errorhandler(DomainError)
@@ -101,11 +150,7 @@ def init_errors(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException):
         if not _wants_json():
-            if exc.code == 429:
-                from inventory_ai.web.i18n import language, strings
-
-                return strings(language())["too_many"], 429
-            return exc
+            return exc  # pages: werkzeug's page, or the web blueprint's own (web/views.py: 429)
         headers = dict(exc.get_headers())
         headers.pop("Content-Type", None)
         code = (exc.name or "error").lower().replace(" ", "_")
@@ -121,9 +166,11 @@ def init_errors(app: Flask) -> None:
         return error_response(exc.code or 500, code, message, details, headers)
 
     @app.errorhandler(sqlalchemy.exc.TimeoutError)
-    def _database_busy(exc: sqlalchemy.exc.TimeoutError):
-        # Every pooled connection stayed busy past pool_timeout: overload, not a bug. Say so.
-        log.warning("database_pool_exhausted", error_type=type(exc).__name__)
+    @app.errorhandler(sqlalchemy.exc.OperationalError)
+    def _database_busy(exc: Exception):
+        # Every pooled connection stayed busy past pool_timeout, SQLite's write lock stayed taken past
+        # busy_timeout, or the database did not answer: overload or an outage, not a bug. Say so.
+        log.warning("database_busy", error_type=type(exc).__name__)
         message = "the server is busy; please retry in a few seconds"
         if _wants_json():
             response = error_response(503, "busy", message)

@@ -1,14 +1,24 @@
 """Extension singletons, bound to the app in create_app."""
 
-from flask import current_app, request
+import functools
+import hashlib
+import hmac
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from flask import after_this_request, current_app, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
+from limits import RateLimitItem, parse
 from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
+from werkzeug.exceptions import TooManyRequests
 
 # Named constraints so Alembic batch migrations on SQLite can find and alter them.
 NAMING = {
@@ -33,20 +43,179 @@ login_manager = LoginManager()
 csrf = CSRFProtect()
 
 
+def _login_field(name: str) -> str:
+    body = request.get_json(silent=True) if request.is_json else None
+    value = request.form.get(name) or (body.get(name) if isinstance(body, dict) else None) or ""
+    return str(value)[:256]
+
+
 def _login_key() -> str:
-    """Failed logins are counted per address and username, so one user's typos lock no one else out."""
-    username = (request.form.get("username") or (request.get_json(silent=True) or {}).get("username") or "")[
-        :64
-    ]
-    return f"{get_remote_address()}:{username}"
+    """Failed logins per address and username, so one user's typos lock no one else out."""
+    return f"{get_remote_address()}:{_login_field('username')[:64]}"
+
+
+def _password_key() -> str:
+    """Failed logins per password, whatever the username: one password tried across many names
+    (spraying). A keyed hash of the password, never the password, is the counter's name."""
+    secret = current_app.config["SECRET_KEY"].encode()
+    return "pw:" + hmac.new(secret, _login_field("password").encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _own_login_key() -> str:
+    """The logged-in user's failed logins, as _login_key counts them for their name."""
+    from flask_login import current_user
+
+    return f"{get_remote_address()}:{current_user.username[:64]}"
+
+
+def _own_user_key() -> str:
+    from flask_login import current_user
+
+    return f"user:{current_user.id}"
 
 
 # Storage: Redis when INVENTORY_AI_REDIS_URL is set (shared by every process), else in-process.
 limiter = Limiter(key_func=get_remote_address, headers_enabled=True)
 LOGIN_LIMIT = "5 per minute"
-login_limit = limiter.limit(
-    LOGIN_LIMIT, key_func=_login_key, deduct_when=lambda response: response.status_code == 401
+# Attempts that find their limit taken by attempts still being evaluated wait this long, at most,
+# for those to end (a success gives its place back) before they are refused.
+ATTEMPT_WAIT_SECONDS = 10.0
+_IN_FLIGHT_SECONDS = 120  # an attempt's place is given back within this, even if its process died
+
+
+@dataclass(frozen=True)
+class _Counter:
+    limit: str
+    scope: str
+    key: Callable[[], str]
+
+
+LOGIN_COUNTERS = (
+    _Counter(LOGIN_LIMIT, "login", _login_key),
+    _Counter("30 per minute", "login-address", get_remote_address),
+    _Counter("10 per 10 minutes", "login-password", _password_key),
 )
+PASSWORD_CHANGE_COUNTERS = (
+    _Counter(LOGIN_LIMIT, "login", _own_login_key),
+    _Counter("30 per minute", "login-address", get_remote_address),
+    _Counter("10 per hour", "password-change", _own_user_key),
+)
+
+
+def failures_limited(*counters: _Counter):
+    """Limit the attempts that fail (401), counting each one before it is evaluated.
+
+    Flask-Limiter's `deduct_when` tests the count before the view and counts after it: 48 guesses
+    sent at once were all tested against a count of 0, and all evaluated. Here an attempt takes a
+    place in every counter first (an atomic increment in the limiter's storage, Redis or
+    in-process), is evaluated only if it got one in each, and gives its places back unless it
+    failed: only failures stay counted, and no more attempts are ever being evaluated than the
+    limits leave room for. An attempt that finds no room while others are still being evaluated
+    waits for them (up to ATTEMPT_WAIT_SECONDS): a shift logging in at once from one address is
+    let in as the logins succeed, while guesses beyond the limit are refused (429)."""
+
+    def decorate(view):
+        @functools.wraps(view)
+        def limited(*args, **kwargs):
+            if not (limiter.enabled and limiter.initialized):
+                return view(*args, **kwargs)
+            places = _take_places(counters)
+            failed = False
+            try:
+                result = view(*args, **kwargs)
+                failed = _status(result) == 401
+                return result
+            finally:
+                _leave(places, keep_count=failed)
+
+        return limited
+
+    return decorate
+
+
+@dataclass(frozen=True)
+class _Place:
+    item: RateLimitItem
+    count: str  # the counter's storage key
+    in_flight: str  # how many attempts hold a place in it and are still being evaluated
+
+
+def _take_places(counters) -> list[_Place]:
+    storage = limiter.limiter.storage
+    waited_until = time.monotonic() + ATTEMPT_WAIT_SECONDS
+    wanted = []
+    for counter in counters:
+        item, key = parse(counter.limit), counter.key()
+        count = item.key_for(key, counter.scope)
+        wanted.append(_Place(item, count, f"{count}/in-flight"))
+    while True:
+        taken, full = [], None
+        for place in wanted:
+            if storage.incr(place.count, place.item.get_expiry()) <= place.item.amount:
+                storage.incr(place.in_flight, _IN_FLIGHT_SECONDS)
+                taken.append(place)
+            else:
+                _give_back(storage, place.count)
+                full = place
+                break
+        if full is None:
+            _rate_limit_headers(wanted[0])
+            return taken
+        _leave(taken, keep_count=False)
+        if storage.get(full.in_flight) <= 0:  # the limit is full of failures: wait for the window
+            retry = max(1, math.ceil(storage.get_expiry(full.count) - time.time()))
+            raise TooManyRequests("too many failed attempts; try again later", retry_after=retry)
+        if time.monotonic() >= waited_until:
+            raise TooManyRequests("too many attempts at once; try again in a few seconds", retry_after=5)
+        db.session.commit()  # wait holding no transaction (SQLite: the write lock, auth.protect_writes)
+        time.sleep(0.02)  # others are being evaluated: a success among them gives its place back
+
+
+def _leave(places: list[_Place], keep_count: bool) -> None:
+    storage = limiter.limiter.storage
+    for place in places:
+        _give_back(storage, place.in_flight)
+        if not keep_count:
+            _give_back(storage, place.count)
+
+
+def _give_back(storage, key: str) -> None:
+    if storage.get(key) > 0:  # not once its window ended: the next one starts at 0
+        storage.incr(key, 1, amount=-1)
+
+
+def _status(result) -> int:
+    if isinstance(result, tuple) and len(result) > 1 and isinstance(result[1], int):
+        return result[1]
+    return getattr(result, "status_code", 200)
+
+
+def _rate_limit_headers(place: _Place) -> None:
+    """X-RateLimit-* of the tightest counter (per address and name) on the attempt's response."""
+    storage = limiter.limiter.storage
+    remaining = max(0, place.item.amount - storage.get(place.count))
+    reset = int(storage.get_expiry(place.count))
+
+    @after_this_request
+    def _headers(response):
+        response.headers["X-RateLimit-Limit"] = str(place.item.amount)
+        response.headers["X-RateLimit-Remaining"] = str(remaining)
+        response.headers["X-RateLimit-Reset"] = str(reset)
+        return response
+
+
+def login_limit(view):
+    """The web form and the API count failed logins together (shared counters): per address and
+    name, per address overall, and per password across names."""
+    return failures_limited(*LOGIN_COUNTERS)(view)
+
+
+def password_change_limit(view):
+    """A wrong current password (POST /api/v1/auth/password) is a failed login of that user: the
+    same per address and name, and per address, counters as the login form's, and one per user
+    whatever the address (a stolen session guessing the password, to change it and lock the owner
+    out)."""
+    return failures_limited(*PASSWORD_CHANGE_COUNTERS)(view)
 
 
 def _caller_key() -> str:
@@ -57,3 +226,12 @@ def _caller_key() -> str:
 
 # Asking the assistant costs model time: limited per user (per address for the anonymous).
 chat_limit = limiter.limit(lambda: current_app.config["CHAT_RATE_LIMIT"], key_func=_caller_key)
+
+
+def retry_after_only_on_refusals(response):
+    """Flask-Limiter stamps Retry-After on every response of a limited view, answered ones included
+    (a streamed answer too). It tells a client to wait before asking again, so only a refusal for
+    load (429, 503) keeps it; the X-RateLimit-* headers stay on all of them."""
+    if response.status_code not in (429, 503):
+        response.headers.pop("Retry-After", None)
+    return response

@@ -22,7 +22,9 @@ from prometheus_client import (
     multiprocess,
 )
 
-from inventory_ai.web.health import PLAIN_HTTP
+# Probes and scrapes come over plain HTTP from inside the network, not through the TLS proxy:
+# talisman (production) must answer them, not redirect them to https (/healthz, /readyz, /metrics).
+PLAIN_HTTP = {"force_https": False}
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 REQUESTS = Counter(
@@ -44,6 +46,10 @@ BREAKER_OPEN = Gauge(
     "inventory_ai_model_breaker_open", "1 while the model circuit breaker is open", registry=REGISTRY,
     multiprocess_mode="livemax",  # open if any live worker last saw it open
 )  # fmt: skip
+MODEL_TOKENS = Counter(
+    "inventory_ai_model_tokens_total", "Model tokens used", ["model", "kind"], registry=REGISTRY
+)
+TOOL_ROUNDS = Counter("inventory_ai_tool_rounds_total", "Rounds of tool calls", registry=REGISTRY)
 FLAGGED = Counter(
     "inventory_ai_flagged_messages_total", "Messages flagged by prompt-injection screening", registry=REGISTRY
 )

@@ -7,8 +7,10 @@ from typing import Any
 import structlog
 from sqlalchemy.orm import Session
 
+from inventory_ai.database import insert_rows
 from inventory_ai.logging import scrub
 from inventory_ai.models import AuditEvent
+from inventory_ai.text import storable
 
 _SECRET_KEYS = {"password", "token", "api_key", "secret", "authorization"}
 
@@ -18,7 +20,7 @@ def sanitise(arguments: Any, depth: int = 0) -> Any:
         return "…"
     if isinstance(arguments, dict):
         return {
-            str(k)[:64].replace("\x00", "\ufffd"): (
+            storable(str(k)[:64]): (
                 "[redacted]" if str(k).lower() in _SECRET_KEYS else sanitise(v, depth + 1)
             )
             for k, v in list(arguments.items())[:30]
@@ -26,16 +28,16 @@ def sanitise(arguments: Any, depth: int = 0) -> Any:
     if isinstance(arguments, list):
         return [sanitise(v, depth + 1) for v in arguments[:30]]
     if isinstance(arguments, str):
-        return scrub(arguments[:500]).replace("\x00", "\ufffd")
+        return storable(scrub(arguments[:500]))
     if isinstance(arguments, (int, float, bool)) or arguments is None:
         return arguments
-    return scrub(str(arguments)[:500])
+    return storable(scrub(str(arguments)[:500]))
 
 
-def record(session: Session, action: str, status: str, **fields: Any) -> AuditEvent:
+def record(session: Session, action: str, status: str, **fields: Any) -> None:
+    """One audit event, written at once in the session's transaction (a Core insert: the loop
+    writes one per call, and nothing reads them back there)."""
     if "arguments" in fields and fields["arguments"] is not None:
         fields["arguments"] = sanitise(fields["arguments"])
     fields.setdefault("request_id", structlog.contextvars.get_contextvars().get("request_id"))
-    event = AuditEvent(action=action, status=status, **fields)
-    session.add(event)
-    return event
+    insert_rows(session, AuditEvent, [{"action": action, "status": status, **fields}])

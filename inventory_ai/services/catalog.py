@@ -25,9 +25,9 @@ def find_material(session: Session, ref: str) -> Material:
     if material is not None:
         return material
     page = search_materials(session, text, limit=5)
-    if page.total == 1:
+    if page.total == 1 and len(page.materials) == 1:
         return page.materials[0]
-    if page.total == 0:
+    if not page.materials:
         raise NotFound(f"no material matches {text!r}")
     options = ", ".join(f"{m.name_zh} ({m.code})" for m in page.materials)
     raise InvalidInput(

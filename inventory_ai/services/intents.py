@@ -15,9 +15,25 @@ from inventory_ai.models import Intent
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,63}$")
 
+# An intent's phrases are the classifier's training examples: the seed gives each tool dozens.
+MAX_KEYWORDS = 300
+MAX_KEYWORD_LENGTH = 50
+
 
 def active_intents(session: Session) -> list[Intent]:
     return list(session.scalars(select(Intent).where(Intent.active.is_(True)).order_by(Intent.id)))
+
+
+def clean_keywords(keywords: Iterable[str]) -> list[str]:
+    """An intent's phrases as stored: trimmed, lower-cased, once each; too many or too long is refused."""
+    cleaned = sorted({k.strip().lower() for k in keywords if k and k.strip()})
+    if not cleaned:
+        raise InvalidInput("give at least one keyword")
+    if len(cleaned) > MAX_KEYWORDS:
+        raise InvalidInput(f"an intent has at most {MAX_KEYWORDS} keywords")
+    if any(len(k) > MAX_KEYWORD_LENGTH for k in cleaned):
+        raise InvalidInput(f"keywords are at most {MAX_KEYWORD_LENGTH} characters")
+    return cleaned
 
 
 def create_intent(
@@ -34,11 +50,7 @@ def create_intent(
         raise InvalidInput("intent name must be 2-64 lower-case letters, digits or _, starting with a letter")
     if tool_name not in set(known_tools):
         raise InvalidInput(f"unknown tool {tool_name!r}; tools are: {', '.join(sorted(known_tools))}")
-    cleaned = sorted({k.strip().lower() for k in keywords if k and k.strip()})
-    if not cleaned:
-        raise InvalidInput("give at least one keyword")
-    if any(len(k) > 50 for k in cleaned):
-        raise InvalidInput("keywords are at most 50 characters")
+    cleaned = clean_keywords(keywords)
     begin_write(session)
     if session.scalar(select(Intent.id).where(Intent.name == name)) is not None:
         raise Conflict(f"an intent named {name!r} already exists")

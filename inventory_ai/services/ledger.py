@@ -8,25 +8,69 @@ makes a retried booking return the first result instead of booking twice.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from inventory_ai.database import write_transaction
-from inventory_ai.errors import InsufficientStock, InvalidInput
-from inventory_ai.models import Material, MovementType, StockLevel, StockMovement, Warehouse
+from inventory_ai.errors import Conflict, Forbidden, InsufficientStock, InvalidInput
+from inventory_ai.models import (
+    MOVEMENT_TYPES,
+    Material,
+    MovementType,
+    Role,
+    StockLevel,
+    StockMovement,
+    Warehouse,
+)
 from inventory_ai.services.catalog import find_material, find_warehouse
-from inventory_ai.services.units import convert, fmt_quantity
+from inventory_ai.services.units import (
+    MAX_LEVEL,
+    canonical_quantity,
+    canonical_unit,
+    convert,
+    fmt_quantity,
+    parse_quantity,
+)
 
-MOVEMENT_LABELS = {
-    "inbound": ("入库", "booked in"),
-    "outbound": ("出库", "booked out"),
-    "adjustment": ("盘点调整", "adjusted"),
-    "transfer": ("调拨", "transferred"),
+
+@dataclass(frozen=True)
+class MovementWords:
+    """How people say a movement type: the one table for descriptions, answers and the page."""
+
+    zh: str  # 入库: the noun and the verb
+    en: str  # inbound: as the ledger and the tables name it
+    en_verb: str  # Book in: what a person approves
+    en_done: str  # Booked in: what was done
+
+
+MOVEMENT_WORDS: dict[str, MovementWords] = {
+    MovementType.INBOUND: MovementWords("入库", "inbound", "Book in", "Booked in"),
+    MovementType.OUTBOUND: MovementWords("出库", "outbound", "Book out", "Booked out"),
+    MovementType.ADJUSTMENT: MovementWords("盘点调整", "stocktake adjustment", "Adjust", "Adjusted"),
+    MovementType.TRANSFER: MovementWords("调拨", "transfer", "Transfer", "Transferred"),
 }
+
+# Who may book what: staff book goods in and out; adjustments and transfers are a manager's call.
+MOVEMENTS_BY_ROLE: dict[str, frozenset[str]] = {
+    Role.WAREHOUSE_STAFF: frozenset({MovementType.INBOUND, MovementType.OUTBOUND}),
+    Role.WAREHOUSE_MANAGER: frozenset(MOVEMENT_TYPES),
+    Role.ADMIN: frozenset(MOVEMENT_TYPES),
+}
+
+
+def may_book(role: str, movement_type: str) -> None:
+    """Raise Forbidden unless this role may book this movement type."""
+    allowed = MOVEMENTS_BY_ROLE.get(role, frozenset())
+    if movement_type not in allowed:
+        raise Forbidden(
+            f"role {role} may not book {movement_type}; allowed: {', '.join(sorted(allowed)) or 'none'}"
+        )
 
 
 @dataclass(frozen=True)
@@ -40,6 +84,32 @@ class BookingRequest:
     user_id: int | None = None
     to_warehouse: str | None = None
     idempotency_key: str | None = None
+    # Where a booking made before keys were per caller would be (legacy_client_key), if anywhere.
+    legacy_key: str | None = None
+
+    def fingerprint(self) -> str:
+        """What was asked, by its meaning: a retry under the same idempotency key must ask the
+        same, or it is refused (the IETF Idempotency-Key draft's 422). The same meaning written
+        differently is the same request: 5, 5.0 and "5"; "kg" and "公斤"; the order of the fields;
+        the spaces around a name or reason (the ledger keeps it stripped)."""
+        try:
+            quantity = canonical_quantity(self.quantity)
+        except InvalidInput:
+            quantity = str(self.quantity)  # refused by validate() anyway
+        try:
+            unit = canonical_unit(self.unit) if self.unit else None
+        except InvalidInput:
+            unit = self.unit
+        fields = ["v2", _stripped(self.material), _stripped(self.warehouse), self.movement_type, quantity,
+                  unit, _stripped(self.reason), _stripped(self.to_warehouse) or None]  # fmt: skip
+        return hashlib.sha256(json.dumps(fields, ensure_ascii=False).encode()).hexdigest()
+
+    def spelled_fingerprint(self) -> str:
+        """The fingerprint as bookings made before 2026-11-23 stored it (the text as written):
+        their retries are still recognised, without rewriting old rows."""
+        fields = [self.material, self.warehouse, self.movement_type, str(self.quantity), self.unit,
+                  self.reason, self.to_warehouse]  # fmt: skip
+        return hashlib.sha256(json.dumps(fields, ensure_ascii=False).encode()).hexdigest()
 
     @classmethod
     def of(cls, fields: dict, user_id: int | None, idempotency_key: str | None) -> BookingRequest:
@@ -71,11 +141,13 @@ class Booking:
     to_warehouse: str | None = None
     to_level_after: Decimal | None = None
     replayed: bool = False
+    material_name_en: str = ""
 
     def as_dict(self) -> dict:
         data = {
             "movement_id": self.movement_id,
             "material": f"{self.material_name} ({self.material_code})",
+            "material_en": f"{self.material_name_en} ({self.material_code})",
             "movement_type": self.movement_type,
             "warehouse": self.warehouse,
             "quantity": fmt_quantity(abs(self.quantity)),
@@ -91,16 +163,22 @@ class Booking:
         return data
 
 
-def parse_quantity(value) -> Decimal:
-    if isinstance(value, bool):
-        raise InvalidInput("quantity must be a number")
-    try:
-        quantity = Decimal(str(value).strip())
-    except (InvalidOperation, ValueError) as exc:
-        raise InvalidInput(f"quantity must be a number, got {value!r}") from exc
-    if not quantity.is_finite():
-        raise InvalidInput("quantity must be a finite number")
-    return quantity
+def _stripped(text):
+    return text.strip() if isinstance(text, str) else text
+
+
+def client_key(user_id: int, key: str) -> str:
+    """A client's Idempotency-Key as the ledger stores it: its own namespace (api:) and the
+    caller's, so two callers who pick the same key never see each other's booking. The "/" after
+    the user cannot occur in a client's key (api/admin/catalog.py), so no key of one caller can
+    be made to read as another's, nor as a key of the chat (chat:) or the seed (seed:)."""
+    return f"api:{user_id}/{key}"
+
+
+def legacy_client_key(key: str) -> str:
+    """The key as bookings made before 2026-11-23 stored it (one namespace for every caller); such a
+    booking is replayed only to the user who made it."""
+    return f"api:{key}"
 
 
 def validate(
@@ -111,7 +189,7 @@ def validate(
         movement_type = MovementType(request.movement_type)
     except ValueError as exc:
         raise InvalidInput(
-            f"movement_type must be one of inbound, outbound, adjustment, transfer; got {request.movement_type!r}"
+            f"movement_type must be one of {', '.join(MOVEMENT_TYPES)}; got {request.movement_type!r}"
         ) from exc
     if not (request.reason or "").strip():
         raise InvalidInput("reason is required: say why the stock moves")
@@ -139,16 +217,25 @@ def book(engine: Engine, request: BookingRequest) -> Booking:
     except IntegrityError:
         # Two requests with the same key raced; the loser returns the winner's booking.
         if request.idempotency_key:
-            replay = _replay(engine, request.idempotency_key)
+            replay = _replay(engine, request)
             if replay is not None:
                 return replay
-        raise
+        raise Conflict("the booking conflicts with another made at the same time; look, then retry") from None
+
+
+def _earlier(session: Session, request: BookingRequest) -> Booking | None:
+    """The booking already made for this request's key (or its legacy key, if that booking is the
+    same caller's), or None; InvalidInput when that booking asked something else."""
+    replay = _replay_in(session, request.idempotency_key, request)
+    if replay is None and request.legacy_key:
+        replay = _replay_in(session, request.legacy_key, request, owner=request.user_id)
+    return replay
 
 
 def _book(engine: Engine, request: BookingRequest) -> Booking:
     with write_transaction(engine) as session:
         if request.idempotency_key:
-            replay = _replay_in(session, request.idempotency_key)
+            replay = _earlier(session, request)
             if replay is not None:
                 return replay
         material, warehouse, target, quantity = validate(session, request)
@@ -166,6 +253,14 @@ def _book(engine: Engine, request: BookingRequest) -> Booking:
                 )
         else:
             delta = -quantity
+        # The cap keeps levels where SQLite's arithmetic is exact: only a change that raises a level
+        # beyond it is refused. Lowering a level (an outbound, a stocktake down) is always allowed.
+        changes = {warehouse.id: delta, **({target.id: quantity} if target is not None else {})}
+        if any(change > 0 and levels[w].quantity + change > MAX_LEVEL for w, change in changes.items()):
+            raise InvalidInput(
+                f"that would take the stock of {material.code} beyond {fmt_quantity(MAX_LEVEL)} {material.unit}, "
+                "more than any warehouse holds; check the quantity and unit"
+            )
         if source.quantity + delta < 0:
             raise InsufficientStock(
                 f"insufficient stock: have {fmt_quantity(source.quantity)} {material.unit}, "
@@ -189,6 +284,7 @@ def _book(engine: Engine, request: BookingRequest) -> Booking:
             movement_id=out.id,
             material_code=material.code,
             material_name=material.name_zh,
+            material_name_en=material.name_en,
             unit=material.unit,
             movement_type=movement_type,
             warehouse=warehouse.name_zh,
@@ -236,21 +332,35 @@ def _write(session, request, material, warehouse, counterpart, level, delta, key
         reason=request.reason.strip()[:500],
         user_id=request.user_id,
         idempotency_key=key,
+        request_hash=request.fingerprint() if key else None,
     )
     level.quantity = level.quantity + delta
     session.add(movement)
     return movement
 
 
-def _replay(engine: Engine, key: str) -> Booking | None:
+def recorded_booking(session: Session, key: str) -> Booking | None:
+    """The booking made under this idempotency key, if any."""
+    return _replay_in(session, key)
+
+
+def _replay(engine: Engine, request: BookingRequest) -> Booking | None:
     with Session(bind=engine) as session:
-        return _replay_in(session, key)
+        return _earlier(session, request)
 
 
-def _replay_in(session: Session, key: str) -> Booking | None:
+def _replay_in(
+    session: Session, key: str, request: BookingRequest | None = None, owner: int | None = None
+) -> Booking | None:
     movement = session.scalar(select(StockMovement).where(StockMovement.idempotency_key == key))
-    if movement is None:
+    if movement is None or (owner is not None and movement.user_id != owner):
         return None
+    asked = (request.fingerprint(), request.spelled_fingerprint()) if request is not None else ()
+    if request is not None and movement.request_hash is not None and movement.request_hash not in asked:
+        raise InvalidInput(
+            "this Idempotency-Key was used for a different booking; use a new key for a new booking",
+            {"movement_id": movement.id},
+        )
     dest = None
     if movement.movement_type == "transfer":
         dest = session.scalar(select(StockMovement).where(StockMovement.idempotency_key == f"{key}#in"))
@@ -258,6 +368,7 @@ def _replay_in(session: Session, key: str) -> Booking | None:
         movement_id=movement.id,
         material_code=movement.material.code,
         material_name=movement.material.name_zh,
+        material_name_en=movement.material.name_en,
         unit=movement.material.unit,
         movement_type=movement.movement_type,
         warehouse=movement.warehouse.name_zh,
@@ -270,18 +381,50 @@ def _replay_in(session: Session, key: str) -> Booking | None:
     )
 
 
+def booking_value(session: Session, request: BookingRequest) -> Decimal:
+    """What a booking moves, in CNY: quantity (the counted change for a stocktake) x unit cost."""
+    material, warehouse, _target, quantity = validate(session, request)
+    if request.movement_type == MovementType.ADJUSTMENT:
+        level = session.scalar(
+            select(StockLevel.quantity).where(
+                StockLevel.material_id == material.id, StockLevel.warehouse_id == warehouse.id
+            )
+        )
+        quantity = abs(quantity - (level or Decimal(0)))
+    return (quantity * material.unit_cost).quantize(Decimal("0.01"))
+
+
 def describe_booking(session: Session, request: BookingRequest, language: str = "zh") -> str:
-    """ "出库 20 kg 高筋面粉 (M001)，主仓库": the sentence a person approves."""
+    """ "出库 20 kg 高筋面粉 (M001)，主仓库": the sentence a person approves. A booking that could
+    not go through (more out than is on hand) is refused now, saying what is on hand, rather than
+    after the person approved it."""
     material, warehouse, target, quantity = validate(session, request)
-    zh, en = MOVEMENT_LABELS[request.movement_type]
+    words = MOVEMENT_WORDS[request.movement_type]
     amount = f"{fmt_quantity(quantity)} {material.unit}"
+    if request.movement_type in (MovementType.OUTBOUND, MovementType.TRANSFER):
+        have = session.scalar(
+            select(StockLevel.quantity).where(
+                StockLevel.material_id == material.id, StockLevel.warehouse_id == warehouse.id
+            )
+        ) or Decimal(0)
+        if have < quantity:
+            on_hand = f"{fmt_quantity(have)} {material.unit}"
+            message = (
+                f"库存不足：{warehouse.name_zh}现有{material.name_zh} ({material.code}) {on_hand}，"
+                f"要{words.zh} {amount}"
+                if language == "zh"
+                else f"not enough stock: {warehouse.name_en} has {on_hand} of {material.name_en} "
+                f"({material.code}); asked {amount}"
+            )
+            raise InsufficientStock(
+                message, {"have": fmt_quantity(have), "asked": fmt_quantity(quantity), "unit": material.unit}
+            )
     if language == "en":
         where = f"from {warehouse.name_en} to {target.name_en}" if target else f"in {warehouse.name_en}"
-        if request.movement_type == "adjustment":
+        if request.movement_type == MovementType.ADJUSTMENT:
             return f"Adjust {material.name_en} ({material.code}) {where} to {amount} (stocktake)"
-        verb = {"inbound": "Book in", "outbound": "Book out", "transfer": "Transfer"}[request.movement_type]
-        return f"{verb} {amount} {material.name_en} ({material.code}) {where}"
-    if request.movement_type == "adjustment":
-        return f"{zh} {material.name_zh} ({material.code})，{warehouse.name_zh}，盘点数量 {amount}"
+        return f"{words.en_verb} {amount} {material.name_en} ({material.code}) {where}"
+    if request.movement_type == MovementType.ADJUSTMENT:
+        return f"{words.zh} {material.name_zh} ({material.code})，{warehouse.name_zh}，盘点数量 {amount}"
     where = f"{warehouse.name_zh} → {target.name_zh}" if target else warehouse.name_zh
-    return f"{zh} {amount} {material.name_zh} ({material.code})，{where}"
+    return f"{words.zh} {amount} {material.name_zh} ({material.code})，{where}"

@@ -158,13 +158,16 @@ def deactivate_material(session: Session, code: str) -> Material:
 def import_csv(session: Session, text: str) -> list[Material]:
     """All rows or none: every row is checked first, and any error imports nothing."""
     begin_write(session)
-    reader = csv.DictReader(io.StringIO(text))
-    missing = {"code", "name_zh", "name_en", "unit", "category"} - set(reader.fieldnames or [])
-    if missing:
-        raise InvalidInput(
-            f"the CSV header lacks: {', '.join(sorted(missing))}", {"header": reader.fieldnames or []}
-        )
-    rows = list(reader)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        header = reader.fieldnames or []
+        missing = {"code", "name_zh", "name_en", "unit", "category"} - set(header)
+        if missing:
+            raise InvalidInput(f"the CSV header lacks: {', '.join(sorted(missing))}", {"header": header})
+        rows = list(reader)
+    except csv.Error as exc:  # e.g. a field past the csv module's size limit
+        line = reader.line_num + 1  # the line being read when it failed
+        raise InvalidInput(f"the CSV cannot be read at line {line}: {exc}", {"line": line}) from None
     if not rows:
         raise InvalidInput("the CSV has no rows")
     if len(rows) > 10_000:

@@ -3,7 +3,7 @@
 Terms per material (stored in material_search_terms, one B-tree on (term, field, material_id)):
   - CJK unigrams and bigrams of the Chinese name        面, 粉, 面粉        -> 1- and 2-character queries
   - pinyin of the name, its bigrams and syllables      gaojinmianfen, mianfen, mian, gjmf, mf
-  - lower-cased English words                          bread, flour        -> words and prefixes
+  - lower-cased English words, plurals also singular   bread, flour, egg   -> words and prefixes
   - the code                                           m001                -> codes and prefixes
   - the same for spec, category and supplier, with field=1 so name matches rank first.
 
@@ -24,12 +24,12 @@ from sqlalchemy import and_, delete, exists, func, insert, select
 from sqlalchemy.orm import Session, aliased
 
 from inventory_ai.models import Category, Material, MaterialSearchTerm, StockLevel, Supplier
+from inventory_ai.text import CJK, CJK_RUN
 
 NAME, DETAIL = 0, 1
 MAX_TERM = 64
 COUNT_CAP = 1000
 _HIGH = "\uffff"
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -55,14 +55,29 @@ def _pinyin_terms(run: str) -> set[str]:
     return {t for t in terms if t}
 
 
+def stem(word: str) -> str:
+    """An English plural as its singular, so "eggs" finds "Fresh Eggs" and "Duck Egg" alike and
+    "strawberry" finds "Frozen Strawberries": berries -> berry, boxes -> box, sheets -> sheet."""
+    if len(word) < 4 or not word.isalpha():
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
 def text_terms(text: str | None, with_pinyin: bool) -> set[str]:
     text = normalise(text or "")
     terms: set[str] = set()
-    for run in _CJK.findall(text):
+    for run in CJK_RUN.findall(text):
         terms |= _cjk_terms(run)
         if with_pinyin:
             terms |= _pinyin_terms(run)
-    terms.update(w[:MAX_TERM] for w in _WORD.findall(text))
+    for word in _WORD.findall(text):
+        terms.update((word[:MAX_TERM], stem(word)[:MAX_TERM]))
     return terms
 
 
@@ -139,12 +154,12 @@ def parse_query(query: str) -> list[Token]:
     text = normalise(query)
     tokens: list[Token] = []
     for piece in re.split(r"\s+", text):
-        for run in re.findall(r"[\u3400-\u9fff\uf900-\ufaff]+|[a-z0-9]+", piece):
-            if _CJK.fullmatch(run):
+        for run in re.findall(f"[{CJK}]+|[a-z0-9]+", piece):
+            if CJK_RUN.fullmatch(run):
                 grams = (run,) if len(run) == 1 else tuple(run[i : i + 2] for i in range(len(run) - 1))
                 tokens.append(Token(exact=grams))
             else:
-                tokens.append(Token(prefix=run[:MAX_TERM]))
+                tokens.append(Token(prefix=stem(run)[:MAX_TERM]))
     return tokens
 
 
@@ -252,8 +267,9 @@ def search_materials(
     # One query per name index: an OR of the two ranges makes the planner walk one index whole.
     for name in (Material.name_zh, Material.name_en_key):
         take(base.where(name > text, name < text + _HIGH).order_by(name))
-    # 4. name contains every token  5. spec / category / supplier: index-driven, stopping early
-    for fields in ((NAME,), (DETAIL,)):
+    # 4. name contains every token  5. spec / category / supplier  6. each token in one or the other
+    # (as the total counts them): index-driven, and a step runs only while the page is not full.
+    for fields in ((NAME,), (DETAIL,), (NAME, DETAIL)):
         stmt, driver, order = _postings(tokens, fields)
         take(stmt.join(Material, Material.id == driver.material_id).where(*conditions).order_by(*order))
 

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from inventory_ai.models import (
+    CatalogAlias,
     Category,
     Intent,
     Material,
@@ -60,6 +61,7 @@ def seed(session: Session, demo_password: str, seed_dir: Path = SEED_DIR) -> See
     session.flush()
     created["movements"] = _seed_movements(session, seed_dir)
     created["intents"] = _seed_intents(session, seed_dir)
+    created["aliases"] = _seed_aliases(session, seed_dir)
     created["users"] = _seed_users(session, demo_password)
     session.commit()
     return SeedReport(created)
@@ -146,6 +148,17 @@ def _seed_intents(session: Session, seed_dir: Path) -> int:
     existing = set(session.scalars(select(Intent.name)))
     items = json.loads((seed_dir / "intents.json").read_text(encoding="utf-8"))
     new = [Intent(**item) for item in items if item["name"] not in existing]
+    session.add_all(new)
+    return len(new)
+
+
+def _seed_aliases(session: Session, seed_dir: Path) -> int:
+    existing = set(session.execute(select(CatalogAlias.kind, CatalogAlias.alias, CatalogAlias.code)).tuples())
+    new = [
+        CatalogAlias(kind=row["kind"], code=row["code"], alias=row["alias"].lower())
+        for row in _rows("aliases.csv", seed_dir)
+        if (row["kind"], row["alias"].lower(), row["code"]) not in existing
+    ]
     session.add_all(new)
     return len(new)
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from inventory_ai.models import Category, Material, StockLevel, StockMovement, Warehouse, utcnow
+from inventory_ai.models import Category, Material, StockLevel, StockMovement, Warehouse
+from inventory_ai.services import clock
 from inventory_ai.services.units import fmt_quantity
 
 ZERO = Decimal(0)
@@ -119,8 +120,10 @@ def stock_levels_of(session: Session, material_id: int) -> list[dict]:
 class MovementFilter:
     material_id: int | None = None
     warehouse_id: int | None = None
-    days: int | None = 30
+    days: int | None = 30  # the last N plant days, today included (when no since/until)
     movement_type: str | None = None
+    since: date | None = None  # plant days, both ends included
+    until: date | None = None
 
 
 def movements(session: Session, flt: MovementFilter, limit: int = 20, offset: int = 0) -> dict:
@@ -131,8 +134,14 @@ def movements(session: Session, flt: MovementFilter, limit: int = 20, offset: in
         conditions.append(StockMovement.warehouse_id == flt.warehouse_id)
     if flt.movement_type:
         conditions.append(StockMovement.movement_type == flt.movement_type)
-    if flt.days:
-        conditions.append(StockMovement.created_at >= utcnow() - timedelta(days=flt.days))
+    if flt.since is not None or flt.until is not None:
+        if flt.since is not None:
+            conditions.append(StockMovement.created_at >= clock.day_start_utc(flt.since))
+        if flt.until is not None:
+            conditions.append(StockMovement.created_at < clock.day_end_utc(flt.until))
+    elif flt.days:
+        first = clock.today() - timedelta(days=flt.days - 1)
+        conditions.append(StockMovement.created_at >= clock.day_start_utc(first))
     totals = session.execute(
         select(
             func.count(),
@@ -152,4 +161,43 @@ def movements(session: Session, flt: MovementFilter, limit: int = 20, offset: in
         "quantity_in": Decimal(totals[1]),
         "quantity_out": Decimal(totals[2]),
         "rows": rows,
+    }
+
+
+def stock_history(
+    session: Session, material_id: int, start: datetime, end: datetime
+) -> list[tuple[datetime, Decimal]]:
+    """A material's stock in all warehouses over [start, end], from the ledger: the level at start,
+    then one point per movement (each row's level_after is its warehouse's level from then on).
+    Read up to `end` only, so an answer's chart shows what was true when it was written."""
+    rows = session.execute(
+        select(StockMovement.created_at, StockMovement.warehouse_id, StockMovement.level_after)
+        .where(StockMovement.material_id == material_id, StockMovement.created_at <= end)
+        .order_by(StockMovement.created_at, StockMovement.id)
+    ).all()
+    levels: dict[int, Decimal] = {}
+    points: list[tuple[datetime, Decimal]] = []
+    for created_at, warehouse_id, level_after in rows:
+        if created_at >= start and not points:
+            points.append((start, sum(levels.values(), ZERO)))
+        levels[warehouse_id] = Decimal(level_after)
+        if created_at >= start:
+            points.append((created_at, sum(levels.values(), ZERO)))
+    if not points:
+        points.append((start, sum(levels.values(), ZERO)))
+    points.append((end, sum(levels.values(), ZERO)))
+    return points
+
+
+def movement_row(mv: StockMovement) -> dict:
+    """A ledger row in the words both a tool result and the pages use (names in both languages)."""
+    return {
+        "code": mv.material.code,
+        "name": mv.material.name_zh,
+        "name_en": mv.material.name_en,
+        "type": mv.movement_type,
+        "quantity": fmt_quantity(mv.quantity),
+        "unit": mv.material.unit,
+        "warehouse": mv.warehouse.name_zh,
+        "warehouse_en": mv.warehouse.name_en,
     }

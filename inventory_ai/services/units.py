@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+import re
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
-from inventory_ai.errors import InvalidInput
+from inventory_ai.errors import InvalidInput, quoted
 
 # unit -> (dimension, factor to the dimension's base unit)
 _UNITS: dict[str, tuple[str, Decimal]] = {
@@ -65,16 +66,60 @@ _ALIASES = {
     "ea": "pcs",
     "each": "pcs",
 }
-QUANTUM = Decimal("0.001")
-# NUMERIC(18,3) holds up to 10^15; nothing a warehouse books comes near this.
-MAX_QUANTITY = Decimal(10) ** 12
+QUANTUM = Decimal("0.001")  # quantities have at most 3 decimals in the material's unit
+# Far beyond any warehouse, and small enough that SQLite (which keeps NUMERIC as a double) holds
+# every level to its third decimal, as the ledger's arithmetic CHECK needs.
+MAX_QUANTITY = Decimal(10) ** 9
+MAX_LEVEL = Decimal(10) ** 9
+
+
+# A quantity as people and scripts write it: ASCII digits, an optional point and sign, optionally
+# an exponent ("1.5", "-0", "1E+3"). Python's Decimal() takes more ("5_0" is 50, "٥" is 5):
+# those are refused, not guessed at.
+_DECIMAL_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+MAX_QUANTITY_CHARS = 40  # as payloads.MAX_NUMBER_CHARS: no number of thousands of digits
+
+
+def parse_quantity(value) -> Decimal:
+    """A quantity from a JSON number or a decimal string (exact), or InvalidInput saying why not."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal | str):
+        raise InvalidInput("quantity must be a number")
+    if isinstance(value, float):
+        text = repr(value)  # the shortest text that is this float: 0.1 is "0.1"
+    elif isinstance(value, str):
+        text = value.strip()
+    else:
+        try:
+            text = str(value)
+        except ValueError:  # an int of more digits than Python will print
+            text = "9" * (MAX_QUANTITY_CHARS + 1)
+    if text.lower().lstrip("+-") in ("nan", "snan", "inf", "infinity"):
+        raise InvalidInput("quantity must be a finite number")
+    if len(text) > MAX_QUANTITY_CHARS:
+        raise InvalidInput(f"quantity must be a number of at most {MAX_QUANTITY_CHARS} characters")
+    if not _DECIMAL_TEXT.fullmatch(text):
+        raise InvalidInput(
+            f"quantity must be a number written with the digits 0-9 and an optional decimal point "
+            f"(like 12.5), got {quoted(value)}"
+        )
+    try:
+        return Decimal(text)
+    except InvalidOperation as exc:  # the pattern above makes this unreachable, but never a 500
+        raise InvalidInput(f"quantity must be a number, got {quoted(value)}") from exc
+
+
+def canonical_quantity(value) -> str:
+    """What a quantity means, as text: 5, 5.0, "5" and "5.000" are all "5" (an idempotent retry
+    compares meanings, not spellings). Raises InvalidInput as parse_quantity does."""
+    quantity = parse_quantity(value)
+    return "0" if quantity == 0 else str(quantity.normalize())
 
 
 def canonical_unit(unit: str) -> str:
     key = (unit or "").strip()
     canonical = _ALIASES.get(key) or _ALIASES.get(key.lower())
     if canonical is None:
-        raise InvalidInput(f"unknown unit {unit!r}; use kg, g, 斤, t, L, mL or pcs")
+        raise InvalidInput(f"unknown unit {quoted(unit)}; use kg, g, 斤, t, L, mL or pcs")
     return canonical
 
 
@@ -86,11 +131,27 @@ def convert(quantity: Decimal, unit: str | None, to_unit: str) -> Decimal:
     if dim_from != dim_to:
         raise InvalidInput(f"cannot convert {unit} to {to_unit}: this material is counted in {to_unit}")
     if abs(quantity) > MAX_QUANTITY:
-        raise InvalidInput(f"quantity {quantity} is beyond any stock this warehouse could hold")
-    converted = (quantity * f_from / f_to).quantize(QUANTUM, rounding=ROUND_HALF_UP)
-    if quantity != 0 and converted == 0:
-        raise InvalidInput(f"{quantity} {unit} is too small to book in {to_unit}")
+        raise InvalidInput(f"quantity {_short(quantity)} is beyond any stock this warehouse could hold")
+    # Far below a thousandth of any unit (1e-999999): refused before any arithmetic, which would
+    # underflow to 0 and book nothing, or a stocktake of 0.
+    if quantity != 0 and quantity.adjusted() < -12:
+        raise InvalidInput(
+            f"{_short(quantity)} {unit or to_unit} is less than 0.001 {to_unit}: "
+            f"quantities have at most 3 decimals in {to_unit}"
+        )
+    exact = quantity * f_from / f_to
+    converted = exact.quantize(QUANTUM, rounding=ROUND_HALF_UP)
+    if converted != exact:  # never round a booking: 0.0005 kg is not 0.001 kg, nor nothing
+        asked = f"{_short(quantity)} {unit or to_unit}"
+        if source != target:
+            asked += f" is {_short(f'{exact.normalize():f}')} {to_unit}"
+        raise InvalidInput(f"{asked}: quantities have at most 3 decimals in {to_unit}")
     return converted
+
+
+def _short(value) -> str:
+    text = str(value)
+    return text if len(text) <= 40 else f"{text[:40]}…"
 
 
 def fmt_quantity(value: Decimal) -> str:
