@@ -11,7 +11,11 @@ from typing import Any
 
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    """JSON as the model reads it (tool results, call arguments). "<" only ever occurs inside
+    strings in JSON, and is written as its escape \\u003c: the same value once parsed, but no text
+    in the records can spell a chat-template marker (<|im_end|>, </tool_response>) and so end the
+    data it is part of, or open a turn of its own."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).replace("<", "\\u003c")
 
 
 def _largest_list(value: dict) -> str | None:

@@ -15,6 +15,15 @@ class Event:
 
 
 @dataclass(frozen=True)
+class Start(Event):
+    """The first event of every stream: which conversation and answer it is."""
+
+    kind: ClassVar[str] = "start"
+    conversation_id: str
+    message_id: str
+
+
+@dataclass(frozen=True)
 class Delta(Event):
     kind: ClassVar[str] = "delta"
     text: str

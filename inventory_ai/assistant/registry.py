@@ -22,6 +22,13 @@ from inventory_ai.models import ToolSetting
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 
+_SETTINGS = select(ToolSetting.tool_name, ToolSetting.enabled, ToolSetting.allowed_roles)
+
+
+def _frozen(roles) -> tuple | None:
+    return None if roles is None else tuple(sorted(roles))
+
+
 class RegistryError(RuntimeError):
     """A tool cannot be registered; raised at start-up so a broken tool never ships silently."""
 
@@ -54,6 +61,7 @@ class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, ToolExecutor] = {}
         self._validators: dict[str, Draft202012Validator] = {}
+        self._toolboxes: dict[tuple, Toolbox] = {}
 
     def register(self, tool: ToolExecutor) -> None:
         name = getattr(tool, "name", "")
@@ -75,7 +83,12 @@ class ToolRegistry:
             raise RegistryError(f"tool {name!r}: required fields not in properties: {sorted(missing)}")
         if not (tool.description or "").strip():
             raise RegistryError(f"tool {name!r} needs a description")
+        for words in ("labels", "help"):
+            pair = getattr(tool, words, None)
+            if not (isinstance(pair, tuple) and len(pair) == 2 and all(str(w).strip() for w in pair)):
+                raise RegistryError(f"tool {name!r} needs {words}: (Chinese, English)")
         self._tools[name] = tool
+        self._toolboxes.clear()  # a toolbox worked out before it lacks it
         self._validators[name] = Draft202012Validator(schema, format_checker=FormatChecker())
 
     def all(self) -> list[ToolExecutor]:
@@ -92,8 +105,10 @@ class ToolRegistry:
         errors = sorted(self._validators[name].iter_errors(arguments), key=lambda e: list(e.path))
         out = []
         for error in errors:
-            where = "/".join(str(p) for p in error.path) or "(arguments)"
-            out.append(f"{where}: {error.message}")
+            where = "/".join(str(p) for p in error.path)[:80] or "(arguments)"
+            # jsonschema quotes the offending value: a long one is cut, not sent back whole.
+            message = error.message if len(error.message) <= 200 else error.message[:200] + "…"
+            out.append(f"{where}: {message}")
         return out
 
     def effective(self, tool: ToolExecutor, setting: ToolSetting | None) -> EffectiveSetting:
@@ -119,5 +134,17 @@ class ToolRegistry:
         return not tool.requires_permission() or tool.has_permission(role)
 
     def toolbox_for(self, role: str, session: Session) -> Toolbox:
-        stored = self.settings(session)
-        return Toolbox(tuple(t for t in self._tools.values() if self.permits(t, stored.get(t.name), role)))
+        """This role's tools now: the settings are read every time (a change applies to the next
+        message), as plain rows; the toolbox is worked out once per role and version of them."""
+        rows = session.execute(_SETTINGS).all()
+        version = (role, tuple((r.tool_name, r.enabled, _frozen(r.allowed_roles)) for r in rows))
+        toolbox = self._toolboxes.get(version)
+        if toolbox is None:
+            stored = {r.tool_name: r for r in rows}
+            toolbox = Toolbox(
+                tuple(t for t in self._tools.values() if self.permits(t, stored.get(t.name), role))
+            )
+            if len(self._toolboxes) > 64:  # versions replaced by admins: the memory stays bounded
+                self._toolboxes.clear()
+            self._toolboxes[version] = toolbox
+        return toolbox

@@ -3,22 +3,30 @@
 from __future__ import annotations
 
 from flask import Flask, current_app
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from inventory_ai.assistant.decisions import Decisions
+from inventory_ai.assistant.direct import DirectCalls
 from inventory_ai.assistant.manager import ToolExecutionManager
 from inventory_ai.assistant.providers.base import ChatProvider
-from inventory_ai.assistant.providers.offline import IntentRule, Lexicon, OfflineProvider, Place
+from inventory_ai.assistant.providers.offline.classifier import Example, built_in_examples, model_for
+from inventory_ai.assistant.providers.offline.linking import Linker
+from inventory_ai.assistant.providers.offline.provider import Lexicon, OfflineProvider
+from inventory_ai.assistant.providers.offline.reading import Context
+from inventory_ai.assistant.recovery import HEARTBEATS
 from inventory_ai.assistant.registry import ToolRegistry
 from inventory_ai.assistant.tools import builtin_tools
 from inventory_ai.config import Config
 from inventory_ai.extensions import db
-from inventory_ai.models import Category, StockLevel, Warehouse
-from inventory_ai.services.catalog import find_material
+from inventory_ai.models import ROLES, CatalogAlias, Material, StockLevel, Warehouse
+from inventory_ai.services import clock
 from inventory_ai.services.intents import active_intents
-from inventory_ai.services.search import search_materials
+from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
 
 EXTENSION_KEY = "inventory_ai.assistant"
+DECISIONS_KEY = "inventory_ai.decisions"
+DIRECT_KEY = "inventory_ai.direct_calls"
 
 
 def build_registry() -> ToolRegistry:
@@ -28,79 +36,116 @@ def build_registry() -> ToolRegistry:
     return registry
 
 
-def offline_lexicon(session: Session) -> Lexicon:
-    def home_warehouse(material_ref: str) -> str | None:
-        try:
-            material = find_material(session, material_ref)
-        except Exception:
-            return None
+def offline_lexicon(session: Session, registry: ToolRegistry) -> Lexicon:
+    """What the offline provider knows for one message: the catalogue (through the session), the
+    trained intent model (cached per process and intents version), who may do what."""
+    intents = active_intents(session)
+    examples = [Example(phrase, i.name) for i in intents for phrase in i.keywords] + built_in_examples()
+    model = model_for(examples)
+    settings = registry.settings(session)
+    who_can = {
+        tool.name: [role for role in ROLES if registry.permits(tool, settings.get(tool.name), role)]
+        for tool in registry.all()
+    }
+
+    def home_warehouse(code: str) -> str | None:
         return session.scalar(
-            select(Warehouse.name_zh)
+            select(Warehouse.code)
             .join(StockLevel, StockLevel.warehouse_id == Warehouse.id)
-            .where(StockLevel.material_id == material.id)
+            .join(Material, Material.id == StockLevel.material_id)
+            .where(Material.code == code)
             .order_by(StockLevel.quantity.desc(), Warehouse.code)
             .limit(1)
         )
 
-    return Lexicon(
-        intents=tuple(
-            IntentRule(i.name, tuple(i.keywords), i.tool_name, dict(i.default_arguments or {}), i.priority)
-            for i in active_intents(session)
-        ),
-        warehouses=tuple(
-            Place(w.code, w.name_zh, w.name_en)
-            for w in session.scalars(select(Warehouse).order_by(Warehouse.code))
-        ),
-        categories=tuple(
-            Place(c.code, c.name_zh, c.name_en)
-            for c in session.scalars(select(Category).order_by(func.length(Category.name_zh).desc()))
-        ),
+    context = Context(
+        linker=Linker(session, aliases(session)),
+        guess=model.guess,
+        offered=set(),
+        role=None,
+        today=clock.today(),
+        intents={i.name: (i.tool_name, dict(i.default_arguments or {})) for i in intents},
+        who_can=who_can,
+        movements_by_role=MOVEMENTS_BY_ROLE,
         home_warehouse=home_warehouse,
-        known=lambda phrase: search_materials(session, phrase, limit=1).total > 0,
+        tool_labels={tool.name: tool.labels for tool in registry.all()},
     )
+    return Lexicon(context, {tool.name: tool.help for tool in registry.all()})
 
 
-def provider_factory(config: Config):
-    if config.llm_provider == "dashscope":
+def aliases(session: Session) -> dict[str, list[tuple[str, str]]]:
+    found: dict[str, list[tuple[str, str]]] = {}
+    for kind, code, alias in session.execute(
+        select(CatalogAlias.kind, CatalogAlias.code, CatalogAlias.alias)
+    ):
+        found.setdefault(alias.lower(), []).append((kind, code))
+    return found
+
+
+def provider_factory(config: Config, registry: ToolRegistry):
+    """Who answers, in order: the configured model, then INVENTORY_AI_LLM_FALLBACK (other Qwen models
+    and/or the offline assistant) when it fails after its retries or its breaker is open."""
+    names = [config.llm_model if config.llm_provider == "dashscope" else "offline"]
+    names += [n for n in config.llm_fallback if n not in names]
+    qwen: dict[str, ChatProvider] = {}
+    if any(n != "offline" for n in names):
         from inventory_ai.assistant.providers.dashscope import (
             DashScopeProvider,
             model_http_session,
             shared_breaker,
         )
 
-        breaker = shared_breaker(config.redis_url)
         http = model_http_session()
-
-        def make_dashscope(_session: Session) -> ChatProvider:
-            return DashScopeProvider(
+        for name in (n for n in names if n != "offline"):
+            qwen[name] = DashScopeProvider(
                 api_key=config.dashscope_api_key or "",
-                model=config.llm_model,
+                model=name,
                 base_url=config.dashscope_base_url,
                 timeout_seconds=config.model_timeout_seconds,
                 backoff_seconds=config.model_backoff_seconds,
-                breaker=breaker,
+                breaker=shared_breaker(config.redis_url, name),
                 http=http,
             )
 
-        return make_dashscope
+    def providers(session: Session) -> tuple[ChatProvider, ...]:
+        return tuple(
+            OfflineProvider(lambda: offline_lexicon(session, registry)) if name == "offline" else qwen[name]
+            for name in names
+        )
 
-    def make_offline(session: Session) -> ChatProvider:
-        return OfflineProvider(offline_lexicon(session))
-
-    return make_offline
+    return providers
 
 
 def init_assistant(app: Flask) -> None:
     config: Config = app.extensions["inventory_ai.config"]
-    app.extensions[EXTENSION_KEY] = ToolExecutionManager(
-        registry=build_registry(),
-        provider_factory=provider_factory(config),
+    registry = build_registry()
+    answers = app.extensions[EXTENSION_KEY] = ToolExecutionManager(
+        registry=registry,
+        provider_factory=provider_factory(config, registry),
         engine=lambda: db.engine,
         max_iterations=config.max_tool_iterations,
         max_calls_per_message=config.max_tool_calls_per_message,
         result_budget_chars=config.tool_result_budget_chars,
+        answer_deadline_seconds=config.answer_deadline_seconds,
+        heartbeat_seconds=config.answer_heartbeat_seconds,
+        stale_after_seconds=config.answer_stale_seconds,
+        daily_token_budget=config.daily_token_budget,
+        history_token_budget=config.history_token_budget,
     )
+    app.extensions[DECISIONS_KEY] = Decisions(answers, config.signoff_value, config.signoff_expiry_hours)
+    app.extensions[DIRECT_KEY] = DirectCalls(answers)
+    if not config.testing:  # a served app sweeps stale answers even while idle (recovery.py)
+        with app.app_context():
+            HEARTBEATS.watch(db.engine, answers.recovery.end_stale, config.answer_heartbeat_seconds)
 
 
 def manager() -> ToolExecutionManager:
     return current_app.extensions[EXTENSION_KEY]
+
+
+def decisions() -> Decisions:
+    return current_app.extensions[DECISIONS_KEY]
+
+
+def direct_calls() -> DirectCalls:
+    return current_app.extensions[DIRECT_KEY]

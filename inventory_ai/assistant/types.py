@@ -78,6 +78,11 @@ class ModelRequest:
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...]
     language: str = "zh"
+    # What is left of the answer's deadline: the provider gives up (retries included) by then.
+    timeout_seconds: float | None = None
+    # The asking user's role: the model reads it in the system prompt; the offline provider uses it
+    # to say plainly when a role is why something cannot be done.
+    role: str | None = None
 
 
 # What a provider yields while it answers: deltas, then exactly one ModelReply.

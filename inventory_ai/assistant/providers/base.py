@@ -21,6 +21,18 @@ class ProviderError(Exception):
         self.retry_after = retry_after
 
 
+class TokenBudgetExhausted(ProviderError):
+    """The user's daily token budget is used up and nothing that costs no tokens may answer."""
+
+    code = "token_budget_exhausted"
+
+
+class AnswerTooSlow(ProviderError):
+    """The answer's deadline passed while the model was still talking: no fallback is asked."""
+
+    code = "deadline"
+
+
 class ModelUnavailable(ProviderError):
     """The circuit breaker is open (or the service keeps failing): try again after `retry_after` s."""
 
@@ -30,6 +42,7 @@ class ModelUnavailable(ProviderError):
 class ChatProvider(Protocol):
     name: str
     model: str
+    costs_tokens: bool  # counted against the daily token budget (INVENTORY_AI_DAILY_TOKEN_BUDGET)
 
     def stream(self, request: ModelRequest) -> Iterator[ProviderChunk]:
         """Yield TextDelta / ReasoningDelta as they arrive, then exactly one ModelReply."""

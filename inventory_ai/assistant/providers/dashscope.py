@@ -3,7 +3,8 @@
 Facts this relies on (read in the SDK source, dashscope 1.27.x):
 - Errors are RETURNED as responses (status_code != 200, output None); only transport errors raise.
 - A streamed `event:error` arrives as a response with status 400 and the server's code.
-- Streamed tool calls come in fragments joined by `index`; later fragments have "id": "".
+- Streamed tool calls come in fragments joined by `index`; later fragments have "id": "". Not every
+  server (nor every proxy) sends a usable `index`: _ToolCallAssembler falls back to the id.
 - `finish_reason` may be "stop" while tool_calls are present: tool use = non-empty tool_calls.
 - DASHSCOPE_HTTP_BASE_URL is read when the SDK is imported, so the endpoint is passed as
   `base_address` on every call.
@@ -22,15 +23,23 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import pybreaker
 import requests
 from dashscope import Generation
 from requests.adapters import HTTPAdapter
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import (
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential_jitter,
+)
 
 from inventory_ai.assistant.providers.base import ModelUnavailable, ProviderError
 from inventory_ai.assistant.types import (
@@ -81,23 +90,32 @@ def classify(status: int | None, code: str | None, message: str | None) -> Model
 
 
 class TrialGate:
-    """Lets exactly one trial call through while the breaker is half-open."""
+    """Lets exactly one trial call through while the breaker is half-open. The gate expires after
+    RESET_TIMEOUT, in Redis and in process alike, so a trial that never reports back (its stream
+    abandoned, its thread gone) cannot keep it shut."""
 
     def __init__(self, redis_client=None, key: str = "inventory_ai:dashscope:trial"):
         self._redis = redis_client
         self._key = key
         self._lock = threading.Lock()
+        self._held_until = 0.0
 
     def acquire(self) -> bool:
         if self._redis is not None:
             return bool(self._redis.set(self._key, "1", nx=True, ex=RESET_TIMEOUT))
-        return self._lock.acquire(blocking=False)
+        with self._lock:
+            now = time.monotonic()
+            if now < self._held_until:
+                return False
+            self._held_until = now + RESET_TIMEOUT
+            return True
 
     def release(self) -> None:
         if self._redis is not None:
             self._redis.delete(self._key)
-        elif self._lock.locked():
-            self._lock.release()
+        else:
+            with self._lock:
+                self._held_until = 0.0
 
 
 class ModelBreaker:
@@ -144,21 +162,21 @@ class ModelBreaker:
             BREAKER_OPEN.set(1 if self.state == pybreaker.STATE_OPEN else 0)
 
 
-def shared_breaker(redis_url: str | None) -> ModelBreaker:
+def shared_breaker(redis_url: str | None, model: str = "") -> ModelBreaker:
+    """One breaker per model: a throttled qwen-plus must not keep its fallback qwen-turbo from answering."""
+    namespace = "inventory_ai:dashscope" + (f":{model}" if model else "")
     if redis_url:
         import redis
 
         client = redis.Redis.from_url(redis_url)
-        storage = pybreaker.CircuitRedisStorage(
-            pybreaker.STATE_CLOSED, client, namespace="inventory_ai:dashscope"
-        )
+        storage = pybreaker.CircuitRedisStorage(pybreaker.STATE_CLOSED, client, namespace=namespace)
         breaker = pybreaker.CircuitBreaker(
             fail_max=FAIL_MAX,
             reset_timeout=RESET_TIMEOUT,
             state_storage=storage,
             throw_new_error_on_trip=False,
         )
-        return ModelBreaker(breaker, TrialGate(client))
+        return ModelBreaker(breaker, TrialGate(client, key=f"{namespace}:trial"))
     breaker = pybreaker.CircuitBreaker(
         fail_max=FAIL_MAX, reset_timeout=RESET_TIMEOUT, throw_new_error_on_trip=False
     )
@@ -168,9 +186,36 @@ def shared_breaker(redis_url: str | None) -> ModelBreaker:
 POOL_CONNECTIONS = 64  # kept open for reuse, per process; at gunicorn's 64 threads no call waits
 
 
+class _ModelHttpSession(requests.Session):
+    """requests looks at the environment (proxies, no_proxy, the CA bundle) on every call: a scan
+    of every variable, most of a millisecond a model call. Here it is looked at once per host and
+    the answer kept: the same settings, read when the first call to that host is made."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._environment: dict[str, dict] = {}
+        self._environment_lock = threading.Lock()
+
+    def merge_environment_settings(self, url, proxies, stream, verify, cert):
+        if proxies or verify not in (True, None) or cert is not None:  # a call's own: as requests does
+            return super().merge_environment_settings(url, proxies, stream, verify, cert)
+        host = urlsplit(url)[:2]
+        with self._environment_lock:
+            found = self._environment.get(host)
+            if found is None:
+                found = self._environment[host] = super().merge_environment_settings(
+                    url, {}, None, verify, None
+                )
+        return {
+            **found,
+            "proxies": dict(found["proxies"]),
+            "stream": stream if stream is not None else self.stream,
+        }
+
+
 def model_http_session(pool_size: int = POOL_CONNECTIONS) -> requests.Session:
     """One per process: keep-alive connections to DashScope, reused by every call."""
-    session = requests.Session()
+    session = _ModelHttpSession()
     adapter = HTTPAdapter(pool_connections=1, pool_maxsize=pool_size)
     session.mount("https://", adapter)
     session.mount("http://", adapter)
@@ -178,32 +223,64 @@ def model_http_session(pool_size: int = POOL_CONNECTIONS) -> requests.Session:
 
 
 class _ToolCallAssembler:
-    """Joins streamed tool-call fragments by their index."""
+    """Joins streamed tool-call fragments into calls. A fragment belongs to the call with its
+    `index` when that is an integer; else to the call with its `id` when it has one; else it is a
+    call of its own, unless it only carries more arguments (no name), which continue the call
+    before it. A new id and name at an index already holding another call start a new call: two
+    complete calls sent without an index (or both at 0) stay two calls. Whatever arrives, the
+    result is calls in the order they began, never an exception."""
 
     def __init__(self) -> None:
-        self._calls: dict[int, dict[str, Any]] = {}
+        self._calls: list[dict[str, str]] = []
+        self._by_index: dict[int, dict[str, str]] = {}
+        self._by_id: dict[str, dict[str, str]] = {}
 
-    def add(self, fragments: list[dict]) -> None:
-        for position, fragment in enumerate(fragments):
-            index = fragment.get("index", position)
-            current = self._calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
-            if fragment.get("id"):
-                current["id"] = fragment["id"]
-            function = fragment.get("function") or {}
-            if function.get("name"):
-                current["name"] = function["name"]
-            current["arguments"] += function.get("arguments") or ""
+    def add(self, fragments) -> None:
+        for fragment in fragments if isinstance(fragments, list) else ():
+            if isinstance(fragment, dict):
+                self._add(fragment)
+
+    def _add(self, fragment: dict) -> None:
+        index = fragment.get("index")
+        index = index if isinstance(index, int) and not isinstance(index, bool) else None
+        call_id = fragment.get("id") if isinstance(fragment.get("id"), str) else ""
+        function = fragment.get("function") if isinstance(fragment.get("function"), dict) else {}
+        name = function.get("name") if isinstance(function.get("name"), str) else ""
+        arguments = function.get("arguments") if isinstance(function.get("arguments"), str) else ""
+        current = None
+        if index is not None:
+            current = self._by_index.get(index)
+            if current is not None and call_id and name and current["id"] not in ("", call_id):
+                current = None  # another call given the same index: its own call
+        elif call_id:
+            current = self._by_id.get(call_id)
+        elif not name and self._calls:
+            current = self._calls[-1]  # more arguments for the call being streamed
+        if current is None:
+            current = {"id": "", "name": "", "arguments": ""}
+            self._calls.append(current)
+        if index is not None:
+            self._by_index[index] = current
+        if call_id:
+            current["id"] = call_id
+            self._by_id[call_id] = current
+        if name:
+            current["name"] = name
+        current["arguments"] += arguments
 
     def calls(self) -> tuple[ToolCall, ...]:
+        # An id the model left out stays empty: the loop gives every call its own id anyway. A call
+        # without a name is kept (the loop refuses it, on the record) unless nothing came for it.
         return tuple(
-            ToolCall(c["id"] or f"call_{i}", c["name"], c["arguments"] or "{}")
-            for i, c in sorted(self._calls.items())
-            if c["name"]
+            ToolCall(c["id"], c["name"], c["arguments"] or "{}")
+            for c in self._calls
+            if c["name"] or c["arguments"]
         )
 
 
 class DashScopeProvider:
     name = "dashscope"
+    costs_tokens = True
 
     def __init__(
         self,
@@ -271,6 +348,10 @@ class DashScopeProvider:
             error = classify(None, "ConnectionError", type(exc).__name__)
             self.breaker.record(error, trial)
             raise error from None
+        except BaseException:  # abandoned (the user left) or a bug: says nothing of the service
+            if trial:
+                self.breaker.gate.release()
+            raise
         self.breaker.record(None, trial)
         yield ModelReply(
             text="".join(text),
@@ -281,9 +362,13 @@ class DashScopeProvider:
         )
 
     def _open(self, request: ModelRequest):
-        """Start the call and read its first response, retrying what is worth retrying."""
+        """Start the call and read its first response, retrying what is worth retrying, within
+        what is left of the answer's deadline."""
+        stop = stop_after_attempt(self.max_attempts)
+        if request.timeout_seconds is not None:
+            stop = stop | stop_after_delay(max(0.0, request.timeout_seconds - self.backoff_seconds))
         retrying = Retrying(
-            stop=stop_after_attempt(self.max_attempts),
+            stop=stop,
             wait=wait_exponential_jitter(
                 multiplier=self.backoff_seconds, max=self.backoff_seconds * 8, jitter=self.backoff_seconds
             ),
@@ -296,12 +381,17 @@ class DashScopeProvider:
         trial = self.breaker.before_call()
         try:
             responses = Generation.call(**self._arguments(request))
-            first = next(responses)
+            first = next(responses, None)
         except requests.RequestException as exc:
             error = classify(None, "ConnectionError", type(exc).__name__)
             self.breaker.record(error, trial)
             log.warning("model_attempt_failed", code=error.code)
             raise error from None
+        if first is None:  # 200 with an empty body: nothing to read, worth another try
+            error = classify(None, "EmptyResponse", "the model answered with an empty body")
+            self.breaker.record(error, trial)
+            log.warning("model_attempt_failed", code=error.code)
+            raise error
         if first.status_code != 200:
             error = classify(first.status_code, getattr(first, "code", None), getattr(first, "message", None))
             self.breaker.record(error if error.retryable else None, trial)
@@ -317,7 +407,7 @@ class DashScopeProvider:
             "result_format": "message",
             "stream": True,
             "incremental_output": True,
-            "request_timeout": max(1, int(self.timeout_seconds)),
+            "request_timeout": max(1, int(min(self.timeout_seconds, request.timeout_seconds or 1e9))),
         }
         if request.tools:
             arguments.update(

@@ -9,6 +9,8 @@ from inventory_ai.services.intents import create_intent
 
 class CreateNewIntent(ToolExecutor):
     name = "create_new_intent"
+    labels = ("新意图", "New intent")
+    help = ("教助手新的说法（管理员）", "teach the assistant new phrases (admins)")
     description = "Admin: teach the offline assistant new keywords that route to a tool."
     parameters = {
         "type": "object",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, ClassVar
 
 from sqlalchemy import Engine
@@ -68,17 +69,38 @@ class ToolContext:
     conversation_id: str
     message_id: str
     language: str = "zh"
+    # The product's id for the call being run (never the model's, which may repeat).
     tool_call_id: str = ""
     # Every registered tool name: what create_new_intent may point an intent at.
     tool_names: frozenset[str] = frozenset()
+
+    @classmethod
+    def of_answer(cls, session: Session, engine: Engine, user, message, **more) -> ToolContext:
+        """The context a tool runs in while answering `message` (a ChatMessage) for `user`."""
+        return cls(
+            user_id=user.id,
+            username=user.username,
+            role=user.role,
+            session=session,
+            engine=engine,
+            request_id=None,
+            conversation_id=message.conversation_id,
+            message_id=message.id,
+            language=message.language,
+            **more,
+        )
 
 
 class ToolExecutor(ABC):
     """A tool is a thin adapter: name, description, schema, permission rule, a call into a service."""
 
     name: ClassVar[str]
-    description: ClassVar[str]
+    description: ClassVar[str]  # for the model
     parameters: ClassVar[dict[str, Any]]
+    # For people, (Chinese, English): the name on the page, and what it does with an example
+    # (the offline assistant's help text).
+    labels: ClassVar[tuple[str, str]]
+    help: ClassVar[tuple[str, str]]
     read_only: ClassVar[bool] = True
     timeout_seconds: ClassVar[float] = 10.0
     # Code defaults; admins may override both at run time (ToolSetting).
@@ -104,6 +126,15 @@ class ToolExecutor(ABC):
     def describe_call(self, arguments: dict, context: ToolContext) -> str:
         shown = ", ".join(f"{k}={v}" for k, v in arguments.items())
         return f"{self.name}({shown})"
+
+    def value_cny(self, arguments: dict, context: ToolContext) -> Decimal | None:
+        """What the call moves, in CNY, for the sign-off rule (services/approvals.py); None: nothing."""
+        return None
+
+    def recorded_outcome(self, arguments: dict, context: ToolContext) -> Any | None:
+        """A write approved before its process died may or may not have taken effect. If it did,
+        its result (found by context.tool_call_id), else None. Writes that can tell say so here."""
+        return None
 
     @abstractmethod
     def execute(self, arguments: dict, context: ToolContext) -> Any:

@@ -10,6 +10,11 @@ from inventory_ai.services.units import fmt_quantity
 
 class CreatePurchaseRequest(ToolExecutor):
     name = "create_purchase_request"
+    labels = ("采购申请", "Purchase request")
+    help = (
+        "提交采购申请，例如“申请采购低筋面粉500公斤”",
+        'raise a purchase request, e.g. "purchase 500 kg M002"',
+    )
     description = "Raise a purchase request for a material."
     parameters = {
         "type": "object",

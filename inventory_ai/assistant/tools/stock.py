@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from inventory_ai.assistant.tools.base import PermissionDenied, ToolContext, ToolExecutor
-from inventory_ai.models import Role
+from datetime import date
+
+from inventory_ai.assistant.tools.base import ToolContext, ToolExecutor
+from inventory_ai.models import MOVEMENT_TYPES
 from inventory_ai.services import ledger, stats
 from inventory_ai.services.catalog import find_category, find_material, find_warehouse
+from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
 from inventory_ai.services.units import fmt_quantity
 
-# Staff book goods in and out; adjustments and transfers are a manager's call.
-MOVEMENTS_BY_ROLE = {
-    Role.WAREHOUSE_STAFF.value: {"inbound", "outbound"},
-    Role.WAREHOUSE_MANAGER.value: {"inbound", "outbound", "adjustment", "transfer"},
-    Role.ADMIN.value: {"inbound", "outbound", "adjustment", "transfer"},
-}
+
+def _day(value: str | None) -> date | None:
+    return date.fromisoformat(value) if value else None
 
 
 def _scope(context: ToolContext, arguments: dict) -> stats.Scope:
@@ -27,6 +27,8 @@ def _scope(context: ToolContext, arguments: dict) -> stats.Scope:
 
 class GetInventoryStats(ToolExecutor):
     name = "get_inventory_stats"
+    labels = ("库存统计", "Stock totals")
+    help = ("库存统计与库存金额", "stock totals and stock value")
     description = "Stock value and counts by warehouse and category."
     parameters = {
         "type": "object",
@@ -40,11 +42,17 @@ class GetInventoryStats(ToolExecutor):
 
 class ListLowStock(ToolExecutor):
     name = "list_low_stock"
+    labels = ("低库存", "Low stock")
+    help = (
+        "列出低于补货点的原料，例如“哪些原料库存不足”",
+        'list what is running low, e.g. "what is running low?"',
+    )
     description = "Materials below their reorder point, most urgent first."
     parameters = {
         "type": "object",
         "properties": {
             "warehouse": {"type": "string"},
+            "category": {"type": "string"},
             "limit": {"type": "integer", "minimum": 1, "maximum": 50},
         },
         "additionalProperties": False,
@@ -60,14 +68,21 @@ class ListLowStock(ToolExecutor):
 
 class GetStockMovements(ToolExecutor):
     name = "get_stock_movements"
-    description = "Stock movements, newest first, with totals in and out."
+    labels = ("出入库记录", "Stock movements")
+    help = (
+        "查询出入库记录，例如“最近7天高筋面粉的出库记录”",
+        'stock movement history, e.g. "flour movements last 7 days"',
+    )
+    description = "Stock movements, newest first, with totals in and out; last 30 days unless given."
     parameters = {
         "type": "object",
         "properties": {
             "material": {"type": "string"},
             "warehouse": {"type": "string"},
-            "days": {"type": "integer", "minimum": 1, "maximum": 366, "description": "default 30"},
-            "movement_type": {"enum": ["inbound", "outbound", "adjustment", "transfer"]},
+            "days": {"type": "integer", "minimum": 1, "maximum": 366},
+            "since": {"type": "string", "format": "date"},
+            "until": {"type": "string", "format": "date", "description": "included"},
+            "movement_type": {"enum": list(MOVEMENT_TYPES)},
             "limit": {"type": "integer", "minimum": 1, "maximum": 50},
         },
         "additionalProperties": False,
@@ -76,7 +91,10 @@ class GetStockMovements(ToolExecutor):
     def execute(self, arguments: dict, context: ToolContext):
         session = context.session
         flt = stats.MovementFilter(
-            days=arguments.get("days", 30), movement_type=arguments.get("movement_type")
+            days=arguments.get("days", 30),
+            movement_type=arguments.get("movement_type"),
+            since=_day(arguments.get("since")),
+            until=_day(arguments.get("until")),
         )
         if arguments.get("material"):
             flt.material_id = find_material(session, arguments["material"]).id
@@ -91,12 +109,7 @@ class GetStockMovements(ToolExecutor):
             "movements": [
                 {
                     "date": mv.created_at.date().isoformat(),
-                    "code": mv.material.code,
-                    "name": mv.material.name_zh,
-                    "type": mv.movement_type,
-                    "quantity": fmt_quantity(mv.quantity),
-                    "unit": mv.material.unit,
-                    "warehouse": mv.warehouse.name_zh,
+                    **stats.movement_row(mv),
                     "level_after": fmt_quantity(mv.level_after),
                     "reason": mv.reason,
                 }
@@ -108,6 +121,11 @@ class GetStockMovements(ToolExecutor):
 
 class RecordStockMovement(ToolExecutor):
     name = "record_stock_movement"
+    labels = ("库存变动", "Stock booking")
+    help = (
+        "登记出入库（需您确认），例如“高筋面粉出库20公斤”",
+        'book stock in or out (you confirm first), e.g. "book out 20 kg M001"',
+    )
     description = (
         "Book stock in, out, a stocktake adjustment (quantity = counted level) or a transfer "
         "(to_warehouse). The user confirms before it is booked."
@@ -117,7 +135,7 @@ class RecordStockMovement(ToolExecutor):
         "properties": {
             "material": {"type": "string", "minLength": 1},
             "warehouse": {"type": "string", "minLength": 1},
-            "movement_type": {"enum": ["inbound", "outbound", "adjustment", "transfer"]},
+            "movement_type": {"enum": list(MOVEMENT_TYPES)},
             "quantity": {"type": "number", "minimum": 0},
             "unit": {"type": "string", "description": "kg, g, 斤, L, mL, pcs"},
             "reason": {"type": "string", "minLength": 1, "maxLength": 500},
@@ -135,24 +153,28 @@ class RecordStockMovement(ToolExecutor):
 
     def permission_note(self, role: str) -> str | None:
         allowed = MOVEMENTS_BY_ROLE.get(role)
-        if allowed and allowed != set(MOVEMENTS_BY_ROLE[Role.ADMIN.value]):
+        if allowed and allowed != set(MOVEMENT_TYPES):
             return " and ".join(sorted(allowed)) + " only"
         return None
 
     def _request(self, arguments: dict, context: ToolContext) -> ledger.BookingRequest:
-        allowed = MOVEMENTS_BY_ROLE.get(context.role, set())
-        if arguments["movement_type"] not in allowed:
-            raise PermissionDenied(
-                f"role {context.role} may not book {arguments['movement_type']}; "
-                f"allowed: {', '.join(sorted(allowed)) or 'none'}"
-            )
+        ledger.may_book(context.role, arguments["movement_type"])
         # One booking per tool call, however often it is retried or re-approved.
-        return ledger.BookingRequest.of(
-            arguments, context.user_id, f"chat:{context.message_id}:{context.tool_call_id}"
-        )
+        return ledger.BookingRequest.of(arguments, context.user_id, _booking_key(context))
 
     def describe_call(self, arguments: dict, context: ToolContext) -> str:
         return ledger.describe_booking(context.session, self._request(arguments, context), context.language)
 
+    def value_cny(self, arguments: dict, context: ToolContext):
+        return ledger.booking_value(context.session, self._request(arguments, context))
+
+    def recorded_outcome(self, arguments: dict, context: ToolContext):
+        booking = ledger.recorded_booking(context.session, _booking_key(context))
+        return booking.as_dict() if booking is not None else None
+
     def execute(self, arguments: dict, context: ToolContext):
         return ledger.book(context.engine, self._request(arguments, context)).as_dict()
+
+
+def _booking_key(context: ToolContext) -> str:
+    return f"chat:{context.tool_call_id}"

@@ -1,0 +1,10 @@
+"""The embedded offline provider: a useful assistant with no network and no API key.
+
+provider.py  the provider: a plan on the user's message, the next call on results, the answer
+understanding.py  what a request means, from the three parts below together
+words.py     the verbs and phrases it acts on (directions, questions, refusals, teaching)
+linking.py   which materials, warehouses, categories and suppliers it names
+classifier.py  how it asks: a linear model over character n-grams, trained on example phrases
+slots.py     its quantities, units, packs, periods, dates and codes
+answers.py   the answer written from tool results
+"""

@@ -1,0 +1,220 @@
+"""The offline provider's answers: a short sentence plus the rows that matter, in the user's language.
+
+Every figure here is read from a tool result; nothing is made up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from inventory_ai.services.ledger import MOVEMENT_WORDS
+from inventory_ai.text import CJK_RUN
+
+
+def help_text(language: str, offered: list[str], tool_help: dict[str, tuple[str, str]]) -> str:
+    """What the user can ask, from the help each offered tool carries (assistant/tools/)."""
+    items = [tool_help[name] for name in offered if name in tool_help]
+    if language == "zh":
+        lines = ["您好！我是仓库库存助手，可以帮您："] + [f"- {zh}" for zh, _ in items]
+        if not items:
+            lines = ["您好！目前没有可用的工具，请联系管理员。"]
+        return "\n".join(lines)
+    lines = ["Hello! I'm the warehouse inventory assistant. I can:"] + [f"- {en}" for _, en in items]
+    if not items:
+        lines = ["Hello! No tools are available to you at the moment; please contact an admin."]
+    return "\n".join(lines)
+
+
+def compose_answer(language: str, text: str, results: list[dict], names: Callable[[str], str] = str) -> str:
+    """The answer from this turn's results. `names` turns a Chinese warehouse, category or supplier
+    name into the reader's language (English answers use English names throughout)."""
+    zh = language == "zh"
+    say = str if zh else names
+    parts = [_answer_one(zh, r, say) for r in results]
+    # When a report was made, the report is the answer; the data it came from was shown already.
+    report = [
+        p for r, p in zip(results, parts, strict=True) if r["name"] == "format_report" and not r["error"]
+    ]
+    return report[-1] if report else "\n\n".join(p for p in parts if p)
+
+
+# What went wrong, in Chinese, by the error's type: the services word their errors in English for the
+# model and the logs, and a Chinese reply must not carry them half-translated.
+_ERRORS_ZH = {
+    "NotFound": "没有找到对应的原料或仓库，请检查名称或编码。",
+    "PermissionDenied": "您的角色不能执行这个操作，请联系主管或管理员。",
+    "InvalidArguments": "请求里的信息不完整或不对，请写明原料、数量和单位后再试。",
+    "InvalidInput": "请求里的信息不对，请检查数量、单位和仓库后再试。",
+    "InsufficientStock": "库存不足，无法登记这笔出库。",
+    "Conflict": "这条记录刚被别人改过，请刷新后再试。",
+    "Timeout": "查询超时，请稍后再试。",
+    "Interrupted": "处理中断了，这笔操作没有执行。",
+    "Expired": "审批已过期，没有登记。",
+}
+
+
+def _answer_one(zh: bool, result: dict, say: Callable[[str], str]) -> str:
+    if result["error"]:
+        message = result["error"].get("message", "")
+        kind = result["error"].get("type")
+        if kind == "Declined":
+            return "好的，已取消，没有登记任何库存变动。" if zh else "OK, cancelled: nothing was booked."
+        if not zh:
+            return f"That did not work: {message}"
+        if CJK_RUN.search(message):  # worded for the reader already (a stock check at describe time)
+            return f"操作未完成：{message}"
+        return "操作未完成：" + _ERRORS_ZH.get(kind, "请稍后重试，或换个说法。")
+    writer = _WRITERS.get(result["name"])
+    return writer(zh, result["arguments"], result["data"], say) if writer else ""
+
+
+def _search(zh, args, data, say):
+    """One line: how many, and the best match. The rows are the result (the page's table)."""
+    rows = data.get("materials", [])
+    keyword = args.get("keyword", "")
+    if not rows:
+        return f"没有找到与“{keyword}”相关的原料。" if zh else f'No materials match "{keyword}".'
+    best, total = rows[0], data["total"]
+    if zh:
+        if total == 1:
+            return f"找到 1 种与“{keyword}”相关的原料：{best['name']} ({best['code']})，库存 {best['stock']} {best['unit']}。"
+        return f"找到 {total} 种与“{keyword}”相关的原料，最匹配的是{best['name']} ({best['code']})，库存 {best['stock']} {best['unit']}。"
+    if total == 1:
+        return f'Found 1 material matching "{keyword}": {best["name_en"]} ({best["code"]}), {best["stock"]} {best["unit"]} in stock.'
+    return (
+        f'Found {total} materials matching "{keyword}"; the best match is {best["name_en"]} ({best["code"]}), '
+        f"{best['stock']} {best['unit']} in stock."
+    )
+
+
+def _detail(zh, args, data, say):
+    warehouses = ", ".join(f"{say(w)} {q}" for w, q in data.get("warehouses", {}).items()) or "-"
+    low = data.get("below_reorder_point")
+    if zh:
+        flag = "，已低于补货点" if low else ""
+        return (
+            f"{data['name']} ({data['code']}，{data['name_en']})：库存 {data['stock']} {data['unit']}{flag}。\n"
+            f"- 分仓：{warehouses}\n- 规格：{data.get('spec') or '-'}；类别：{data['category']}；供应商：{data.get('supplier') or '-'}\n"
+            f"- 单价：{data['unit_cost_cny']} 元/{data['unit']}；补货点：{data['reorder_point']} {data['unit']}"
+        )
+    flag = ", below its reorder point" if low else ""
+    supplier = say(data["supplier"]) if data.get("supplier") else "-"
+    return (
+        f"{data['name_en']} ({data['code']}): {data['stock']} {data['unit']} in stock{flag}.\n"
+        f"- By warehouse: {warehouses}\n- Spec: {data.get('spec') or '-'}; category: {say(data['category'])}; "
+        f"supplier: {supplier}\n"
+        f"- Unit cost: CNY {data['unit_cost_cny']}/{data['unit']}; reorder point: {data['reorder_point']} {data['unit']}"
+    )
+
+
+def _stats(zh, args, data, say):
+    lines = [
+        f"- {r['warehouse']}：{r['materials']} 种，{r['value_cny']} 元"
+        if zh
+        else f"- {say(r['warehouse'])}: {r['materials']} materials, CNY {r['value_cny']}"
+        for r in data.get("by_warehouse", [])
+    ]
+    if zh:
+        head = (
+            f"库存共 {data['materials_in_stock']} 种原料，总值 {data['total_value_cny']} 元；"
+            f"{data['below_reorder_point']} 种低于补货点。"
+        )
+    else:
+        head = (
+            f"{data['materials_in_stock']} materials in stock, worth CNY {data['total_value_cny']}; "
+            f"{data['below_reorder_point']} are below their reorder point."
+        )
+    return head + ("\n" + "\n".join(lines) if lines else "")
+
+
+def _low(zh, args, data, say):
+    """One line: how many, and the most urgent. The rows are the result (the page's table)."""
+    items = data.get("items", [])
+    if not items:
+        return "目前没有低于补货点的原料。" if zh else "Nothing is below its reorder point right now."
+    first, total = items[0], data["total"]
+    if zh:
+        return (
+            f"有 {total} 种原料低于补货点，最紧的是{first['name']} ({first['code']})，"
+            f"现有 {first['quantity']} {first['unit']}。"
+        )
+    return (
+        f"{total} materials are below their reorder point; the most urgent is {first['name_en']} "
+        f"({first['code']}), {first['quantity']} {first['unit']} left."
+    )
+
+
+def _movements(zh, args, data, say):
+    rows = data.get("movements", [])
+    if not rows:
+        return "这段时间没有出入库记录。" if zh else "No stock movements in that period."
+    latest = rows[0]
+    if zh:
+        words = MOVEMENT_WORDS[latest["type"]].zh
+        return (
+            f"共 {data['total']} 条记录（入 {data['quantity_in']}，出 {data['quantity_out']}）；最近一条：{latest['date']} "
+            f"{latest['name']} ({latest['code']}) {words} {latest['quantity'].lstrip('-')} {latest['unit']}，{latest['warehouse']}。"
+        )
+    words = MOVEMENT_WORDS[latest["type"]].en
+    return (
+        f"{data['total']} movements (in {data['quantity_in']}, out {data['quantity_out']}); the latest: {latest['date']} "
+        f"{latest.get('name_en') or latest['name']} ({latest['code']}) {words} {latest['quantity'].lstrip('-')} {latest['unit']}, "
+        f"{latest.get('warehouse_en') or say(latest['warehouse'])}."
+    )
+
+
+def _booking(zh, args, data, say):
+    words = MOVEMENT_WORDS[data["movement_type"]]
+    if zh:
+        text = (
+            f"已{words.zh} {data['quantity']} {data['unit']} {data['material']}，{data['warehouse']}库存 "
+            f"{data['level_before']} → {data['level_after']} {data['unit']}。"
+        )
+        if data.get("to_warehouse"):
+            text += f" {data['to_warehouse']}现有 {data['to_level_after']} {data['unit']}。"
+        return text
+    material = data.get("material_en") or data["material"]
+    text = (
+        f"{words.en_done} {data['quantity']} {data['unit']} {material}; stock in {say(data['warehouse'])} "
+        f"{data['level_before']} → {data['level_after']} {data['unit']}."
+    )
+    if data.get("to_warehouse"):
+        text += f" {say(data['to_warehouse'])} now has {data['to_level_after']} {data['unit']}."
+    return text
+
+
+def _purchase(zh, args, data, say):
+    if zh:
+        due = f"，需求日期 {data['needed_by']}" if data.get("needed_by") else ""
+        return f"已提交采购申请 #{data['purchase_request_id']}：{data['material']} {data['quantity']} {data['unit']}{due}，状态：待审批。"
+    due = f", needed by {data['needed_by']}" if data.get("needed_by") else ""
+    return f"Purchase request #{data['purchase_request_id']} raised: {data['material']} {data['quantity']} {data['unit']}{due}; status: pending."
+
+
+def _report(zh, args, data, say):
+    """The table itself is in the result (the page draws it); the answer says what it is."""
+    rows = max(0, len([line for line in data.get("report", "").splitlines() if line.startswith("|")]) - 2)
+    if data.get("format") == "csv":
+        rows = max(0, len(data.get("report", "").splitlines()) - 1)
+    title = args.get("title", "")
+    return f"已生成报表“{title}”，共 {rows} 行。" if zh else f'Report "{title}" is ready: {rows} rows.'
+
+
+def _intent(zh, args, data, say):
+    keywords = ", ".join(data.get("keywords", []))
+    if zh:
+        return f"已添加意图 {data['name']}：关键词 {keywords} → {data['tool_name']}。"
+    return f"Intent {data['name']} added: {keywords} → {data['tool_name']}."
+
+
+_WRITERS = {
+    "search_materials": _search,
+    "get_material_detail": _detail,
+    "get_inventory_stats": _stats,
+    "list_low_stock": _low,
+    "get_stock_movements": _movements,
+    "record_stock_movement": _booking,
+    "create_purchase_request": _purchase,
+    "format_report": _report,
+    "create_new_intent": _intent,
+}

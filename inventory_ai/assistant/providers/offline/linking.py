@@ -1,0 +1,392 @@
+"""Catalogue linking: which materials, warehouses, categories and suppliers a request names.
+
+Materials are found through the product's own search index (services/search.py: Chinese
+substrings, pinyin and initials, English words and prefixes, codes), in three passes:
+
+1. codes (M001, m001) and exact names: every substring of the Chinese runs and every run of English
+   words is looked up at once against names, English names and aliases (one query);
+2. what is left is read for the longest phrase the search index finds something for: Chinese runs
+   are cut where a character appears in no name (哪, 些, 瞅, 啥…), English words that are not
+   request words are tried as the longest run first;
+3. an English word that finds nothing is corrected against the words of the catalogue (typos such
+   as "choclate") before it is tried again.
+
+A mention keeps its best match and its alternatives, and whether the text named it exactly (a
+name, an alias or a code): one exact material is a detail; a partial name is a search or a
+question.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import time
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from inventory_ai.models import Category, Material, Supplier, Warehouse
+from inventory_ai.services.search import normalise, search_materials
+from inventory_ai.text import CJK_RUN
+
+EN_WORD = r"[A-Za-z][A-Za-z0-9'&-]*"
+# Request words: never part of a material's name in a request, in either language.
+EN_STOP = set(
+    """
+    a an the please pls can could would you me i we our us my do does did is are was were be been what which
+    how much many have has had of for in on to from at with and or all any some show list give tell about get
+    material materials stock stocks stocked inventory level levels there left it out up now current currently
+    today yesterday let see need needs want would like kg warehouse book booked booking items item raw
+    ingredient ingredients details detail info information last past days day week month this that recent
+    by as into onto off per each more less just got get put take took used use using received receive issue
+    issued move moved transfer count counted stocktake adjust adjusted order ordered buy purchase request
+    raise report table export summary total value worth cost price unit supplier supplies who where when
+    why movement movements history ledger delivery deliveries arrived came went left running low short
+    reorder below point need soon should carry carrying kinds kind type types everything anything else
+    morning afternoon evening find search look looking check show me status please thanks thank hi hello
+    category categories section new intent called phrase phrases means mean teach add create named name
+    store room main cold packaging nothing something whats what's how's is it its their them those these
+    here go going gone spec specs specification weigh weight litre litres liter liters l ml g t gram grams
+    kilo kilos kilogram kilograms tonne tonnes ton tons pcs piece pieces wh whs
+    still remain remaining available on-hand hand quantity amount number bread-line line production
+    i'd i'm i'll we're we'd we've it's that's there's don't doesn't didn't let's you're isn't aren't
+    anything activity happened happen done things thing stuff related lot lots bit
+    hai you duoshao ma ne le de zai shi yao cha kan zhao bang wo women yixia haiyou ku cun kucun
+    """.split()  # noqa: SIM905 (a word list reads better as words)
+)
+# Request words of two or more characters, removed before names are looked for in what is left.
+ZH_STOP_WORDS = re.compile(
+    "麻烦|请问|请帮|帮我|帮忙|一下|看看|看下|瞅瞅|查查|找找|查一下|找一下|看一看|结果|情况|登记|记录|现在|目前|当前|"
+    "刚刚|刚才|今天|昨天|上午|下午|早上|晚上|我们|咱们|你们|他们|哪些|什么|多少|还有|还剩|剩下|有没有|是不是|"
+    "一共|总共|所有|全部|相关|东西|原料|材料|物料|库存|仓库|数量|实际|只有|大概|左右|一批|一些|这批|那批|"
+    "使用|用量|报表|表格|清单|统计|流水|明细|详情|信息|规格|单价|价格|供应商|补货点|安全库存|快用完|用完|"
+    "出库|入库|领料|领用|收货|到货|调拨|盘点|采购|申请|订购|下单|请购|登记"
+)
+# Where goods go in the plant, not what they are: 给月饼线, 面包线领了, 烘焙车间, "for the cake line".
+PRODUCTION_LINE = re.compile(
+    r"(?:给|为|到|去|往|供|送)\s*[\u4e00-\u9fff]{1,4}?(?:生产线|产线|线|车间)|[\u4e00-\u9fff]{1,4}?(?:生产线|产线|车间)|"
+    r"[\u4e00-\u9fff]{2}线(?=领|拿|要|用|取)|\b(?:for|to|on) the [a-z -]{1,20}? (?:line|bakery|kitchen)\b",
+    re.I,
+)
+# Characters that are request words on their own (有 in 有盐黄油 is part of a name, 有 alone is not).
+ZH_SINGLE_STOP = set(
+    "有的了是在和及与个些点出入进用领到查找看要把从给帮请问呢吗吧啊呀嘛哦还多少几么啥这那一二两三四五六七八九十百千半袋箱桶包盒瓶罐件斤克升吨料货于低高生成做份种样类"
+)
+
+
+@dataclass
+class Candidate:
+    code: str
+    name_zh: str
+    name_en: str
+    unit: str
+    spec: str | None
+    category: str | None
+
+
+@dataclass
+class Mention:
+    text: str
+    span: tuple[int, int]
+    candidates: list[Candidate]
+    exact: bool  # the text points at one material: candidates[0] is it
+    total: int = 0  # how many materials the phrase finds
+    named: bool = False  # by its full name, an alias or its code (not a part that happens to be unique)
+
+    @property
+    def best(self) -> Candidate:
+        return self.candidates[0]
+
+
+@dataclass
+class Place:
+    kind: str  # warehouse | category | supplier
+    code: str
+    name_zh: str
+    name_en: str
+    span: tuple[int, int]
+
+
+@dataclass
+class Links:
+    materials: list[Mention] = field(default_factory=list)
+    places: list[Place] = field(default_factory=list)
+
+    def of(self, kind: str) -> list[Place]:
+        return [p for p in self.places if p.kind == kind]
+
+
+def _candidate(m: Material) -> Candidate:
+    return Candidate(m.code, m.name_zh, m.name_en, m.unit, m.spec, m.category.code if m.category else None)
+
+
+@dataclass
+class _Vocabulary:
+    chars: set[str]
+    words: list[str]  # English words of four letters or more, for typos
+    word_set: set[str]  # every English word of three letters or more, for plurals and run-together words
+    loaded_at: float
+
+
+_VOCABULARY: dict[str, _Vocabulary] = {}
+VOCABULARY_SECONDS = 120.0  # the catalogue's words are read again this often (new materials)
+
+
+class Linker:
+    def __init__(self, session: Session, aliases: dict[str, list[tuple[str, str]]] | None = None):
+        self.session = session
+        # phrase (lower-case) -> [(kind, code)], from seed_data/aliases.csv and admins
+        self.aliases = aliases or {}
+        self._places: list[tuple[str, str, list[str], Place]] | None = None
+
+    # --- places: warehouses, categories, suppliers (small tables) ----------------------------------
+
+    def places(self) -> list[tuple[str, str, list[str], Place]]:
+        if self._places is None:
+            rows: list[tuple[str, str, list[str], Place]] = []
+            for kind, model in (("warehouse", Warehouse), ("category", Category), ("supplier", Supplier)):
+                for item in self.session.scalars(select(model)):
+                    names = [item.name_zh, item.name_en.lower(), item.code.lower()]
+                    if kind == "warehouse":
+                        names += [item.name_zh[:-1]] if len(item.name_zh) >= 3 else []
+                        short = re.sub(r"(?<=[a-z])0+(?=\d)", "", item.code.lower())  # WH01 -> wh1
+                        names += [short, re.sub(r"(?<=[a-z])(?=\d)", " ", short)]  # wh1, wh 1
+                        first = item.name_en.lower().split()[0]
+                        names += [f"{first} {w}" for w in ("warehouse", "store", "room", "stores", "wh")]
+                    if kind == "category":
+                        head = re.split(r"[ &]", item.name_en.lower())[0]
+                        names += [f"{head} category", f"{head} categories", f"{head} section"]
+                        names += [f"{item.name_zh}类"] if not item.name_zh.endswith("类") else []
+                        if len(item.name_zh) == 4:  # the usual contraction: 包装材料 -> 包材
+                            names.append(item.name_zh[0] + item.name_zh[2])
+                    names += [a for a, targets in self.aliases.items() if (kind, item.code) in targets]
+                    place = Place(kind, item.code, item.name_zh, item.name_en, (0, 0))
+                    rows.append((kind, item.code, [n for n in names if n], place))
+            self._places = rows
+        return self._places
+
+    def english_names(self) -> dict[str, str]:
+        """Chinese name -> English name of every warehouse, category and supplier."""
+        return {place.name_zh: place.name_en for _kind, _code, _names, place in self.places()}
+
+    def find_places(self, text: str) -> list[Place]:
+        lowered = text.lower()
+        found: list[Place] = []
+        taken: list[tuple[int, int]] = []
+        candidates = sorted(
+            ((len(n), n, kind, code, place) for kind, code, names, place in self.places() for n in names),
+            reverse=True,
+        )
+        for _length, name, _kind, _code, place in candidates:
+            for m in re.finditer(re.escape(name), lowered):
+                span = m.span()
+                ascii_name = name.isascii()
+                if ascii_name and not _whole_word(lowered, span):
+                    continue
+                if any(span[0] < b and span[1] > a for a, b in taken):
+                    continue
+                taken.append(span)
+                found.append(Place(place.kind, place.code, place.name_zh, place.name_en, span))
+        # "from main to the cold store": after from or to, a warehouse's first English word is enough.
+        for kind, _code, _names, place in self.places():
+            if kind != "warehouse" or any(p.code == place.code for p in found):
+                continue
+            first = re.escape(place.name_en.lower().split()[0])
+            for m in re.finditer(rf"\b(?:from|to|into|back to)\s+(?:the\s+)?({first})\b", lowered):
+                span = m.span(1)
+                if not any(span[0] < b and span[1] > a for a, b in taken):
+                    taken.append(span)
+                    found.append(Place(place.kind, place.code, place.name_zh, place.name_en, span))
+        return sorted(found, key=lambda p: p.span)
+
+    # --- materials -----------------------------------------------------------------------------------
+
+    def vocabulary(self) -> _Vocabulary:
+        key = str(self.session.get_bind().url)
+        known = _VOCABULARY.get(key)
+        if known is not None and time.monotonic() - known.loaded_at < VOCABULARY_SECONDS:
+            return known
+        chars: set[str] = set()
+        words: set[str] = set()
+        for name_zh, name_en in self.session.execute(
+            select(Material.name_zh, Material.name_en).where(Material.active.is_(True))
+        ):
+            chars |= set(name_zh)
+            words |= set(re.findall(r"[a-z][a-z0-9]{2,}", name_en.lower()))
+        for phrase in self.aliases:
+            chars |= set(phrase)
+            words |= set(re.findall(r"[a-z][a-z0-9]{2,}", phrase))
+        known = _VOCABULARY[key] = _Vocabulary(
+            chars, sorted(w for w in words if len(w) >= 4), words, time.monotonic()
+        )
+        return known
+
+    def find_materials(self, text: str, codes: list[tuple[str, tuple[int, int]]]) -> list[Mention]:
+        mentions: list[Mention] = []
+        for code, span in codes:
+            material = self.session.scalar(
+                select(Material).where(Material.code == code, Material.active.is_(True))
+            )
+            if material is not None:
+                mentions.append(Mention(code, span, [_candidate(material)], True, 1, named=True))
+        rest = _blank(text, [m.span for m in mentions])
+        mentions += self._exact(rest)
+        rest = _blank(rest, [m.span for m in mentions])
+        mentions += self._partial(rest)
+        return sorted(mentions, key=lambda m: m.span)
+
+    def _exact(self, text: str) -> list[Mention]:
+        """Full Chinese names and aliases, longest first, one query for all. (English names are found
+        by the longest run of words the search index knows: "sea salt" must not stop at "salt".)"""
+        options: dict[str, tuple[int, int]] = {}
+        for run in CJK_RUN.finditer(text):
+            value = run.group(0)
+            for i in range(len(value)):
+                for j in range(i + 2, min(len(value), i + 12) + 1):
+                    options.setdefault(value[i:j], (run.start() + i, run.start() + j))
+        words = list(re.finditer(EN_WORD, text))
+        for i in range(len(words)):
+            for j in range(i, min(len(words), i + 5)):
+                phrase = text[words[i].start() : words[j].end()]
+                options.setdefault(normalise(phrase), (words[i].start(), words[j].end()))
+        if not options:
+            return []
+        lowered = {k.lower(): v for k, v in options.items()}
+        found: dict[str, tuple[Material, tuple[int, int]]] = {}
+        names = [k for k in options if not k.isascii()]
+        if names:
+            for material in self.session.scalars(
+                select(Material).where(Material.active.is_(True), Material.name_zh.in_(names))
+            ):
+                found[material.name_zh] = (material, options[material.name_zh])
+        for phrase, targets in self.aliases.items():
+            codes = [code for kind, code in targets if kind == "material"]
+            if codes and phrase in lowered:
+                material = self.session.scalar(select(Material).where(Material.code == codes[0]))
+                if material is not None:
+                    found.setdefault(phrase, (material, lowered[phrase]))
+        mentions: list[Mention] = []
+        for _length, phrase, (material, span) in sorted(
+            ((s[1] - s[0], p, v) for p, v in found.items() for s in [v[1]]), key=lambda t: -t[0]
+        ):
+            if any(span[0] < m.span[1] and span[1] > m.span[0] for m in mentions):
+                continue
+            if phrase.isascii() and not _whole_word(text.lower(), span):
+                continue
+            mentions.append(Mention(phrase, span, [_candidate(material)], True, 1, named=True))
+        return mentions
+
+    def _partial(self, text: str) -> list[Mention]:
+        vocabulary = self.vocabulary()
+        mentions: list[Mention] = []
+        text = PRODUCTION_LINE.sub(lambda m: " " * len(m.group(0)), text)
+        text = ZH_STOP_WORDS.sub(lambda m: " " * len(m.group(0)), text)
+        content = [ch for ch in "".join(CJK_RUN.findall(text)) if ch not in ZH_SINGLE_STOP]
+        for run in CJK_RUN.finditer(text):
+            for segment, start in _segments(run.group(0), vocabulary.chars):
+                found = self._longest(segment, start + run.start(), alone=len(content) <= 1)
+                if found is not None:
+                    mentions.append(found)
+        mentions += self._english(text, vocabulary)
+        if any(len(m.text) >= 2 for m in mentions):  # a lone character (麻 of 麻烦) only when nothing else
+            mentions = [m for m in mentions if len(m.text) >= 2]
+        return mentions
+
+    def _longest(self, segment: str, offset: int, alone: bool) -> Mention | None:
+        """The longest substring of a segment the search index finds materials for. A single
+        character counts only when it stands alone in the request (查一下糖), never as a leftover."""
+        for size in range(min(len(segment), 10), 0, -1):
+            for i in range(len(segment) - size + 1):
+                phrase = segment[i : i + size]
+                if size == 1 and (phrase in ZH_SINGLE_STOP or len(segment) > 1 or not alone):
+                    continue
+                mention = self._search(phrase, (offset + i, offset + i + size))
+                if mention is not None:
+                    return mention
+        return None
+
+    def _english(self, text: str, vocabulary: _Vocabulary) -> list[Mention]:
+        tokens = [(m.group(0).lower(), m.span()) for m in re.finditer(EN_WORD, text)]
+        content = [(self._spelled(w, vocabulary), s) for w, s in tokens if w not in EN_STOP and len(w) > 1]
+        mentions: list[Mention] = []
+        i = 0
+        while i < len(content):
+            found = None
+            for size in range(min(4, len(content) - i), 0, -1):
+                group = content[i : i + size]
+                if any(b[1][0] - a[1][1] > 3 for a, b in zip(group, group[1:], strict=False)):
+                    continue  # not next to each other in the text
+                phrase = " ".join(w for w, _ in group)
+                span = (group[0][1][0], group[-1][1][1])
+                found = self._search(phrase, span)
+                if found is None and size > 1 and phrase != (singular := _singular(phrase)):
+                    found = self._search(singular, span)  # "butter sheets": the Butter Sheet
+                if found is not None:
+                    mentions.append(found)
+                    i += size
+                    break
+            else:
+                i += 1
+        return mentions
+
+    @staticmethod
+    def _spelled(word: str, vocabulary: _Vocabulary) -> str:
+        """A word the catalogue does not have, read as the one it most likely meant: a plural
+        ("sheets"), two words run together ("ryeflour"), or a typo ("choclate"). A typo keeps
+        its first letter, so an ordinary word ("money") is not read as a name ("honey")."""
+        known = vocabulary.words
+        if len(word) < 4 or any(w.startswith(word) for w in known):
+            return word
+        for singular in (word[:-1], word[:-2]) if word.endswith("s") else ():
+            if singular in vocabulary.word_set:
+                return singular
+        for cut in range(3, len(word) - 2):
+            if word[:cut] in vocabulary.word_set and word[cut:] in vocabulary.word_set:
+                return f"{word[:cut]} {word[cut:]}"
+        close = difflib.get_close_matches(word, [w for w in known if w[0] == word[0]], n=1, cutoff=0.8)
+        return close[0] if close else word
+
+    def _search(self, phrase: str, span: tuple[int, int]) -> Mention | None:
+        page = search_materials(self.session, phrase, limit=8)
+        if not page.materials:
+            return None
+        candidates = [_candidate(m) for m in page.materials]
+        named = normalise(phrase) in (normalise(candidates[0].name_zh), normalise(candidates[0].name_en))
+        return Mention(phrase, span, candidates, named or page.total == 1, page.total, named)
+
+
+def _singular(phrase: str) -> str:
+    return " ".join(re.sub(r"(?<=[^s])s$", "", w) if len(w) > 3 else w for w in phrase.split())
+
+
+def _whole_word(text: str, span: tuple[int, int]) -> bool:
+    before = text[span[0] - 1] if span[0] > 0 else " "
+    after = text[span[1]] if span[1] < len(text) else " "
+    return not (before.isascii() and before.isalnum()) and not (after.isascii() and after.isalnum())
+
+
+def _segments(run: str, chars: set[str]):
+    """Pieces of a Chinese run made only of characters that occur in names; the particle 的 joins."""
+    start = None
+    for i, ch in enumerate(run + "\0"):
+        if ch in chars and ch != "的":
+            if start is None:
+                start = i
+        elif ch == "的" and start is not None and i + 1 < len(run) and run[i + 1] in chars:
+            continue
+        elif start is not None:
+            yield run[start:i].replace("的", ""), start
+            start = None
+
+
+def _blank(text: str, spans) -> str:
+    chars = list(text)
+    for a, b in spans:
+        for i in range(a, b):
+            chars[i] = " "
+    return "".join(chars)
+
+
+def count_materials(session: Session) -> int:
+    return session.scalar(select(func.count()).select_from(Material).where(Material.active.is_(True)))

@@ -1,0 +1,164 @@
+"""The embedded offline provider: a useful assistant with no network and no API key.
+
+It goes through the same loop as Qwen. On the user's message it decides a plan (understanding.py:
+what the request names, how it asks, its quantities and periods) and answers with a real tool call,
+or with a question, a refusal or a polite word when no tool fits. When results come back it may
+make the next call (a report formats the rows it gathered; a detail that matched several materials
+becomes a search), then writes the answer from the results (answers.py). It never calls a tool it
+was not offered and never states a figure that no tool returned.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from inventory_ai.assistant.providers.offline.answers import compose_answer
+from inventory_ai.assistant.providers.offline.reading import Context
+from inventory_ai.assistant.providers.offline.understanding import Plan, plan
+from inventory_ai.assistant.types import (
+    Message,
+    ModelReply,
+    ModelRequest,
+    ProviderChunk,
+    TextDelta,
+    ToolCall,
+)
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """What the provider knows of this warehouse for one message (setup.offline_lexicon)."""
+
+    context: Context
+    tool_help: dict[str, tuple[str, str]]
+
+
+class OfflineProvider:
+    name = "offline"
+    model = "offline"
+    costs_tokens = False
+
+    def __init__(self, lexicon: Lexicon | Callable[[], Lexicon]):
+        # Built when first asked: as a fallback it is rarely asked, and building it reads the
+        # intents, aliases and settings (milliseconds every message otherwise).
+        self._lexicon = lexicon
+        self._plans: dict[tuple, Plan] = {}
+
+    def _plan(self, text: str, context) -> Plan:
+        """The plan for this message, decided once: each step of the answer (the first call, the
+        next after its results, the words at the end) asks again, and the answer is the same."""
+        key = (text, frozenset(context.offered), context.role, context.language)
+        if key not in self._plans:
+            self._plans[key] = plan(text, context)
+        return self._plans[key]
+
+    @property
+    def lexicon(self) -> Lexicon:
+        if callable(self._lexicon):
+            self._lexicon = self._lexicon()
+        return self._lexicon
+
+    def stream(self, request: ModelRequest) -> Iterator[ProviderChunk]:
+        reply = self.reply(request)
+        if reply.text:
+            for piece in re.findall(r".{1,24}", reply.text, flags=re.S):
+                yield TextDelta(piece)
+        yield reply
+
+    def reply(self, request: ModelRequest) -> ModelReply:
+        messages = list(request.messages)
+        last_user = max(i for i, m in enumerate(messages) if m.role == "user")
+        text = messages[last_user].content
+        results = _results(messages[last_user + 1 :])
+        context = self.lexicon.context
+        context.offered = {t.name for t in request.tools}
+        context.role = request.role or context.role
+        context.language = request.language  # the user's chosen language, else their message's
+        if request.tools:
+            follow = self._next_call(text, results, context)
+            if follow is not None:
+                return ModelReply(tool_calls=(follow,), finish_reason="tool_calls")
+        if not results:
+            decided = self._plan(text, context) if request.tools else None
+            reply = decided.reply if decided is not None and decided.reply else None
+            return ModelReply(text=reply or _nothing_to_say(request.language), finish_reason="stop")
+        names = context.linker.english_names()
+        answer = compose_answer(request.language, text, results, lambda zh: names.get(zh, zh))
+        return ModelReply(text=answer, finish_reason="stop")
+
+    def _next_call(self, text: str, results: list[dict], context: Context) -> ToolCall | None:
+        decided = self._plan(text, context)
+        if not results:
+            return _call(decided.tool, decided.arguments) if decided.tool else None
+        called = {r["name"] for r in results}
+        last = results[-1]
+        # A detail lookup that matched several materials: show them instead.
+        if (
+            last["name"] == "get_material_detail"
+            and last["error"]
+            and "search_materials" in context.offered
+            and "search_materials" not in called
+            and (candidates := (last["error"].get("message") or ""))
+            and "matches" in candidates
+        ):
+            keyword = last["arguments"].get("material", "")
+            return _call("search_materials", {"keyword": keyword})
+        if decided.then and decided.then not in called and not last["error"]:
+            rows = _rows_of(last["data"])
+            if rows:
+                return _call(decided.then, {"title": text.strip()[:100], "rows": rows[:50]})
+        return None
+
+
+def _nothing_to_say(language: str) -> str:
+    if language == "zh":
+        return "您好！请问需要查询或登记什么？"
+    return "Hello! What would you like to look up or book?"
+
+
+def _call(name: str, arguments: dict) -> ToolCall:
+    return ToolCall(f"call_{uuid.uuid4().hex[:24]}", name, json.dumps(arguments, ensure_ascii=False))
+
+
+def _results(turn: list[Message]) -> list[dict]:
+    """This turn's tool results with their calls: [{name, arguments, data, error}] in order."""
+    calls = {c.id: c for m in turn if m.role == "assistant" for c in m.tool_calls}
+    out = []
+    for m in turn:
+        if m.role != "tool":
+            continue
+        call = calls.get(m.tool_call_id or "")
+        try:
+            data = json.loads(m.content)
+        except (json.JSONDecodeError, TypeError):
+            data = {"error": {"type": "Unreadable", "message": m.content[:200]}}
+        error = data.get("error") if isinstance(data, dict) else None
+        arguments = {}
+        if call is not None:
+            try:
+                arguments = json.loads(call.arguments or "{}")
+            except json.JSONDecodeError:
+                arguments = {}
+        out.append(
+            {
+                "name": m.name or (call.name if call else ""),
+                "arguments": arguments,
+                "data": data,
+                "error": error,
+            }
+        )
+    return out
+
+
+def _rows_of(data) -> list[dict]:
+    if not isinstance(data, dict):
+        return []
+    for key in ("items", "materials", "movements", "by_category", "by_warehouse"):
+        rows = data.get(key)
+        if isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows):
+            return [{k: v for k, v in r.items() if not isinstance(v, (dict, list))} for r in rows]
+    return []

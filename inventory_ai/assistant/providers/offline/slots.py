@@ -1,0 +1,408 @@
+"""Slot parsing: the quantities, units, packs, periods, dates and codes in what staff type.
+
+Each finder returns the spans it used, so the rest of the text can be read for material names
+without them. Numbers may be Arabic or Chinese (二十, 两, 半, 一百五), units Chinese or English
+(公斤, 斤, 克, 吨, 升, kg, g, L, pcs), packs counted with their size (3袋，每袋25公斤 = 75 kg;
+一箱12升; 6 cartons, 500 per carton).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import Decimal
+
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "壹": 1, "二": 2, "两": 2, "贰": 2, "三": 3, "叁": 3, "四": 4, "五": 5,
+              "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
+_CN_UNITS = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000, "万": 10000}
+CN_NUMBER = r"[零〇一壹二两贰三叁四五六七八九十拾百佰千仟万]+(?:点[零〇一二三四五六七八九]+)?"
+DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"  # 1,150 is a thousand and more; 2.5 a decimal
+NUMBER = (
+    rf"(?:{DIGITS}|{CN_NUMBER}|半|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|half)"
+)
+_EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+               "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "twenty": 20, "half": Decimal("0.5")}  # fmt: skip
+
+UNITS = {
+    "kg": r"公斤|千克|kgs?|kilograms?|kilos?",
+    "g": r"克|grams?|g",
+    "斤": r"斤|jin",
+    "t": r"吨|tonnes?|tons?|t",
+    "mL": r"毫升|ml",
+    "L": r"升|公升|litres?|liters?|l",
+    "pcs": r"个|只|枚|张|根|片|卷|pcs|pieces?|ea|units?",
+}
+PACKS = (
+    r"袋|包|箱|桶|瓶|罐|盒|件|托|卷|块|bags?|sacks?|boxe?s|box|cases?|cs|cartons?|ctns?|buckets?|drums?|tubs?|"
+    r"packs?|packets?|bottles?|cans?|tins?|pallets?|rolls?|blocks?|bricks?"
+)
+_UNIT = "|".join(f"(?P<u_{i}>{p})" for i, p in enumerate(UNITS.values()))
+_UNIT_NAMES = list(UNITS)
+_END = r"(?![a-zA-Z])"
+
+
+def cn_number(text: str) -> Decimal | None:
+    """二十 -> 20, 两千 -> 2000, 一百五 -> 150, 三点五 -> 3.5, 半 -> 0.5."""
+    if text == "半":
+        return Decimal("0.5")
+    if "点" in text:
+        whole, _, fraction = text.partition("点")
+        head = cn_number(whole)
+        digits = "".join(str(_CN_DIGITS[ch]) for ch in fraction if ch in _CN_DIGITS)
+        return None if head is None or not digits else Decimal(f"{head}.{digits}")
+    total, section, number, last_unit = 0, 0, 0, 1
+    for ch in text:
+        if ch in _CN_DIGITS:
+            number = _CN_DIGITS[ch]
+        elif ch in _CN_UNITS:
+            unit = _CN_UNITS[ch]
+            if unit == 10000:
+                total += (section + number) * unit
+                section = 0
+            else:
+                section += (number or 1) * unit
+            number, last_unit = 0, unit
+        else:
+            return None
+    if number and last_unit >= 100 and text[-1] in _CN_DIGITS and len(text) >= 2 and text[-2] in _CN_UNITS:
+        number *= last_unit // 10  # 一百五 = 150, 两千三 = 2300
+    return Decimal(total + section + number)
+
+
+def number(text: str) -> Decimal | None:
+    text = text.strip().lower()
+    if re.fullmatch(DIGITS, text):
+        return Decimal(text.replace(",", ""))
+    if text in _EN_NUMBERS:
+        return Decimal(_EN_NUMBERS[text])
+    return cn_number(text)
+
+
+def _unit_of(match: re.Match) -> str | None:
+    for index, name in enumerate(_UNIT_NAMES):
+        if match.groupdict().get(f"u_{index}"):
+            return name
+    return None
+
+
+@dataclass
+class Quantity:
+    amount: Decimal
+    unit: str | None  # kg, g, 斤, t, L, mL, pcs; None: the material's own unit
+    packs: Decimal | None = None  # "3袋" without a size: the count of packs (the spec may tell their size)
+    pack: str | None = None
+    span: tuple[int, int] = (0, 0)
+    more_spans: tuple[tuple[int, int], ...] = ()  # a pack's size said apart from its count
+
+
+_SIZE_AFTER_COUNT = re.compile(rf"^(?P<size>{NUMBER})\s*(?:{_UNIT}){_END}", re.I)  # 一箱12升: right after
+_SIZE_EACH = [
+    # 每袋25公斤 / 每箱1000个 / 一袋25公斤 / per carton 500 / per bag 25 kg
+    re.compile(rf"(?:每|一)\s*(?:{PACKS})\s*(?P<size>{NUMBER})\s*(?:{_UNIT})?{_END}", re.I),
+    re.compile(rf"(?:per|each|a)\s+(?:{PACKS})\s*(?P<size>{NUMBER})\s*(?:{_UNIT})?{_END}", re.I),
+    # 25 kg each / 25公斤一袋 / 500 per carton / 25kg/袋
+    re.compile(
+        rf"(?P<size>{NUMBER})\s*(?:{_UNIT})?\s*(?:each|apiece|per\s+(?:{PACKS})|a\s+(?:{PACKS})|/\s*(?:{PACKS})|一(?:{PACKS}))(?![a-z])",
+        re.I,
+    ),
+    # 3 bags of 25 kg
+    re.compile(rf"^\s*of\s+(?P<size>{NUMBER})\s*(?:{_UNIT}){_END}", re.I),
+]
+_PLAIN = re.compile(rf"(?<![A-Za-z\d.])(?P<n>{NUMBER})\s*(?:{_UNIT}){_END}", re.I)
+_PACK_ONLY = re.compile(rf"(?<![A-Za-z\d.])(?P<n>{NUMBER})\s*(?P<pack>{PACKS})(?P<half>半)?{_END}", re.I)
+# 两 after a number is the old weight unit (50 g): 三两 = 150 g. (两 before a pack is the number two.)
+_LIANG = re.compile(
+    r"(?<![\d.])(?P<n>\d+(?:\.\d+)?|[一二三四五六七八九十半]{1,3})两(?![箱袋包桶瓶罐盒件托卷块个天周月])"
+)
+_BARE = re.compile(r"(?<![A-Za-z\d.#-])(?P<n>\d+(?:\.\d+)?)(?![\d.]|\s*(?:天|days?|号|日|月|点|%))")
+CODE = re.compile(r"(?<![A-Za-z0-9])[mM]\d{3,}(?![0-9])")
+
+
+def _size(text: str, after: int, taken) -> tuple[Decimal, str | None, tuple[int, int]] | None:
+    """What one pack holds, said right after its count or further on ("每袋25公斤", "500 per carton")."""
+    if m := _SIZE_AFTER_COUNT.match(text[after:]):
+        size = number(m.group("size"))
+        if size is not None:
+            return size, _unit_of(m), (after + m.start(), after + m.end())
+    for pattern in _SIZE_EACH:
+        for m in (
+            pattern.finditer(text, after)
+            if not pattern.pattern.startswith("^")
+            else [pattern.match(text[after:])]
+        ):
+            if m is None:
+                continue
+            start, end = (
+                (m.start(), m.end())
+                if not pattern.pattern.startswith("^")
+                else (after + m.start(), after + m.end())
+            )
+            size = number(m.group("size"))
+            if size is not None and all(end <= a or start >= b for a, b in taken):
+                return size, _unit_of(m), (start, end)
+    return None
+
+
+def quantities(text: str) -> list[Quantity]:
+    """Every quantity, packs counted with their size first; spans do not overlap."""
+    found: list[Quantity] = []
+    taken: list[tuple[int, int]] = []
+
+    def free(span):
+        return all(span[1] <= a or span[0] >= b for a, b in taken)
+
+    for m in _LIANG.finditer(text):
+        amount = number(m.group("n"))
+        if amount is not None:
+            found.append(Quantity(amount * 50, "g", span=m.span()))
+            taken.append(m.span())
+    for m in _PACK_ONLY.finditer(text):
+        count = number(m.group("n"))
+        if count is None or m.group("n").lower() in ("a", "an") or not free(m.span()):
+            continue
+        if m.group("half"):
+            count += Decimal("0.5")
+        size = _size(text, m.end(), taken + [m.span()])
+        if size is None:
+            found.append(Quantity(count, None, packs=count, pack=m.group("pack"), span=m.span()))
+            taken.append(m.span())
+            continue
+        amount, unit, size_span = size
+        found.append(Quantity(count * amount, unit, span=m.span(), more_spans=(size_span,)))
+        taken += [m.span(), size_span]
+    for m in _PLAIN.finditer(text):
+        amount = number(m.group("n"))
+        if amount is None or not free(m.span()) or CODE.search(text[max(0, m.start() - 1) : m.end()]):
+            continue
+        unit = _unit_of(m)
+        if (
+            m.group("n").lower() in ("a", "an")
+            and unit in (None, "t")
+            and not re.search(r"\bton", m.group(0), re.I)
+        ):
+            continue
+        found.append(Quantity(amount, unit, span=m.span()))
+        taken.append(m.span())
+    for m in _BARE.finditer(text):
+        if not free(m.span()) or CODE.search(text[max(0, m.start() - 1) : m.end() + 1]):
+            continue
+        found.append(Quantity(Decimal(m.group("n")), None, span=m.span()))
+        taken.append(m.span())
+    return sorted(found, key=lambda q: q.span)
+
+
+# --- what a pack holds --------------------------------------------------------------------------
+
+# The pack words a material's spec uses, and what people call them in English, most likely first.
+PACK_WORDS = {
+    "箱": ("case", "carton", "box", "cs", "ctn"),
+    "盒": ("box", "tub", "carton"),
+    "袋": ("bag", "sack"),
+    "包": ("pack", "packet", "bag"),
+    "桶": ("bucket", "drum", "tub", "pail", "barrel"),
+    "瓶": ("bottle",),
+    "罐": ("can", "tin", "jar"),
+    "块": ("block", "brick"),
+    "片": ("sheet",),
+    "条": ("bar", "stick"),
+    "卷": ("roll",),
+    "托": ("pallet",),
+}
+_SPEC_UNITS = {"kg": "kg", "公斤": "kg", "g": "g", "克": "g", "l": "L", "升": "L", "ml": "mL", "毫升": "mL"}
+_SPEC = re.compile(
+    r"(?P<size>\d+(?:\.\d+)?)\s*(?P<unit>kg|公斤|g|克|ml|毫升|l|升|个|枚|根|张|片|粒|pcs|包|袋|盒)(?=\s*[×xX*/])"
+    r"(?:\s*[×xX*]\s*(?P<count>\d+)\s*(?P<inner>[^\d\s/])\s*)?/\s*(?P<outer>[^\d\s/])",
+    re.I,
+)
+
+
+def pack_size(spec: str | None, pack: str | None) -> tuple[Decimal, str] | None:
+    """What one pack holds, from the material's spec: '25kg/袋' (a bag is 25 kg), '500g×12盒/箱'
+    (a box is 500 g, a case twelve of them), '50根/包' (a pack is 50 pieces). The pack said is
+    matched by its word (袋, 'cases', 'boxes'); a spec with a single pack size answers any pack
+    word, two sizes that the word does not tell apart are not guessed (None)."""
+    m = _SPEC.search(spec or "")
+    if not m:
+        return None
+    size = Decimal(m.group("size"))
+    unit = _SPEC_UNITS.get(m.group("unit").lower(), "pcs")
+    levels = {m.group("outer"): size}
+    if m.group("count"):
+        levels = {m.group("inner"): size, m.group("outer"): size * int(m.group("count"))}
+    said = (pack or "").lower()
+    if said.isascii():
+        words = {said, re.sub(r"(?:(?<=x)e)?s$", "", said)}  # cs, cases -> case, boxes -> box
+        names = sorted(
+            (rank, chinese) for chinese, english in PACK_WORDS.items()
+            for rank, name in enumerate(english) if name in words
+        )  # fmt: skip
+        said = next((chinese for _rank, chinese in names if chinese in levels), "")
+    if said in levels:
+        return levels[said], unit
+    return (size, unit) if len(levels) == 1 else None
+
+
+# --- periods -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Period:
+    since: date
+    until: date
+    span: tuple[int, int] = (0, 0)
+
+
+_N = rf"({NUMBER})"
+_PERIODS = [
+    (rf"(?:最近|近|过去|前)\s*{_N}\s*(?:天|日)|(?:last|past|previous)\s+{_N}\s+days?|{_N}\s+days?", "days"),
+    (rf"(?:最近|近|过去|前)\s*{_N}\s*(?:个)?(?:星期|周|礼拜)|(?:last|past)\s+{_N}\s+weeks?", "weeks"),
+    (
+        r"(?:最近|近|过去)?一(?:个)?(?:星期|周|礼拜)|(?:last|past)\s+(?:7\s+days|seven\s+days)|past\s+week|(?:over|in)\s+the\s+last\s+week",
+        "week7",
+    ),
+    (r"最近一个月|近一个月|过去一个月|past\s+month|last\s+30\s+days", "month30"),
+    (r"上周|上星期|上个星期|上礼拜|last\s+week", "last_week"),
+    (r"本周|这周|这个星期|这星期|这礼拜|this\s+week", "this_week"),
+    (r"上个月|上月|last\s+month", "last_month"),
+    (r"本月|这个月|这月|当月|this\s+month", "this_month"),
+    (r"昨天|昨日|yesterday", "yesterday"),
+    (r"今天|今日|今早|今晚|this\s+morning|this\s+afternoon|today|tonight", "today"),
+]
+_PERIOD_RES = [(re.compile(p, re.I), kind) for p, kind in _PERIODS]
+
+
+def period(text: str, today: date) -> Period | None:
+    for pattern, kind in _PERIOD_RES:
+        m = pattern.search(text)
+        if not m:
+            continue
+        if kind in ("days", "weeks"):
+            n = number(next(g for g in m.groups() if g))
+            if n is None or n < 1:
+                continue
+            days = min(366, int(n) * (7 if kind == "weeks" else 1))
+            return Period(today - timedelta(days=days - 1), today, m.span())
+        since, until = {
+            "week7": (today - timedelta(days=6), today),
+            "month30": (today - timedelta(days=29), today),
+            "today": (today, today),
+            "yesterday": (today - timedelta(days=1), today - timedelta(days=1)),
+            "this_week": (today - timedelta(days=today.weekday()), today),
+            "last_week": (
+                today - timedelta(days=today.weekday() + 7),
+                today - timedelta(days=today.weekday() + 1),
+            ),
+            "this_month": (today.replace(day=1), today),
+            "last_month": (
+                (today.replace(day=1) - timedelta(days=1)).replace(day=1),
+                today.replace(day=1) - timedelta(days=1),
+            ),
+        }[kind]
+        return Period(since, until, m.span())
+    return None
+
+
+_ISO = re.compile(r"(?<!\d)(20\d\d)[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
+_CN_DATE = re.compile(r"(?:(20\d\d)年)?(\d{1,2})月(\d{1,2})[日号]")
+_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_EN_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+
+def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
+    """A date something is needed by: 2026-12-05, 12月5日, 下周一, next Monday, by Friday."""
+    if m := _ISO.search(text):
+        try:
+            return date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m.span()
+        except ValueError:
+            return None
+    if m := _CN_DATE.search(text):
+        year = int(m.group(1)) if m.group(1) else today.year
+        try:
+            found = date(year, int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            return None
+        if not m.group(1) and found < today:
+            found = found.replace(year=year + 1)
+        return found, m.span()
+    if m := re.search(r"(下)?(?:周|星期|礼拜)([一二三四五六日天])", text):
+        weekday = _WEEKDAYS[m.group(2)]
+        start = (
+            today + timedelta(days=7 - today.weekday())
+            if m.group(1)
+            else today - timedelta(days=today.weekday())
+        )
+        found = start + timedelta(days=weekday)
+        return (found if found > today else found + timedelta(days=7)), m.span()
+    if m := re.search(r"\b(next\s+|by\s+|before\s+)?(" + "|".join(_EN_WEEKDAYS) + r")\b", text, re.I):
+        weekday = _EN_WEEKDAYS.index(m.group(2).lower())
+        ahead = (weekday - today.weekday()) % 7 or 7
+        if (m.group(1) or "").strip().lower() == "next" and ahead < 7:
+            ahead += 7 if today.weekday() < weekday else 0
+        return today + timedelta(days=ahead), m.span()
+    return None
+
+
+# --- how many rows ------------------------------------------------------------------------------
+
+_LIMITS = [
+    re.compile(
+        rf"(?:top|first|last)\s*(?P<n>{NUMBER})(?![\d.])(?!\s*(?:days?|weeks?|months?))", re.I
+    ),  # top 10
+    re.compile(rf"(?:最近|最新)\s*(?P<n>{NUMBER})\s*(?:条|笔|次)"),  # 最近10条流水
+    re.compile(rf"(?P<n>{NUMBER})\s+(?:most|worst|biggest|largest|lowest)\b", re.I),  # 5 most urgent
+    re.compile(rf"前\s*(?P<n>{NUMBER})\s*(?:个|种|名|项|条)?"),  # 前10, 前三个
+    re.compile(rf"(?:列|给我|显示|看|挑|选)\s*(?P<n>{NUMBER})\s*(?:个|种|项|条)"),  # 列三个
+    re.compile(rf"最\S{{1,4}}的\s*(?P<n>{NUMBER})\s*(?:个|种|项|条)"),  # 最紧急的三个
+]
+
+
+def row_limit(text: str) -> tuple[int, tuple[int, int]] | None:
+    """How many rows someone asked for ("top 5", "前三个", "列10条"), 1-50."""
+    for pattern in _LIMITS:
+        if m := pattern.search(text):
+            n = number(m.group("n"))
+            if n is not None and n == n.to_integral_value() and 1 <= n <= 50:
+                return int(n), m.span()
+    return None
+
+
+# --- what remains ------------------------------------------------------------------------------
+
+
+@dataclass
+class Slots:
+    quantities: list[Quantity] = field(default_factory=list)
+    period: Period | None = None
+    due: date | None = None
+    limit: int | None = None
+    codes: list[str] = field(default_factory=list)
+    spans: list[tuple[int, int]] = field(default_factory=list)
+
+
+def parse(text: str, today: date) -> Slots:
+    slots = Slots()
+    slots.codes = [m.group(0).upper() for m in CODE.finditer(text)]
+    slots.spans += [m.span() for m in CODE.finditer(text)]
+    if found := period(text, today):
+        slots.period = found
+        slots.spans.append(found.span)
+    if found := due_date(text, today):
+        slots.due, span = found
+        slots.spans.append(span)
+    if found := row_limit(blank(text, slots.spans)):
+        slots.limit, span = found
+        slots.spans.append(span)
+    masked = blank(text, slots.spans)
+    slots.quantities = quantities(masked)
+    slots.spans += [span for q in slots.quantities for span in (q.span, *q.more_spans)]
+    return slots
+
+
+def blank(text: str, spans: list[tuple[int, int]], fill: str = " ") -> str:
+    """The text with these spans replaced by spaces (positions kept)."""
+    chars = list(text)
+    for start, end in spans:
+        for i in range(start, end):
+            chars[i] = fill
+    return "".join(chars)

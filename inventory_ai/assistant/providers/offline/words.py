@@ -1,0 +1,65 @@
+"""The words the offline assistant acts on: the verbs of each movement direction, of a question, a
+search, a report, a refusal, teaching, transfers and stocktakes. Plain regular expressions, zh and
+en side by side, so one list says what it recognises; understanding.py decides with them.
+"""
+
+OUT = (
+    r"出过?库|领|用了|用掉|用去|用过|使用|用量|发料|发了|出了|发出|拿[了过走去]|取[了过走]|扣掉|扣减|消耗|报废|报损|损耗|"
+    r"book(?:ed|ing)? out|used|usage|issued?|took|taken|went out|moved out|left the warehouse|outbound|"
+    r"consum|sent out|ship(?:ped|s)? out|\bpull(?:ed|ing)?\b|deduct|write off|wrote off|written off|wasted|"
+    r"spoil|damaged|\buse\b|\bouts\b|退(?:货)?给?供应商|returned? to (?:the )?supplier|"
+    r"(?<![\u4e00-\u9fff])出(?![\u4e00-\u9fff])"
+)
+IN = (
+    r"(?<![\u4e00-\u9fff])入(?![\u4e00-\u9fff])|入过?库|到货|收货|收到|收了|进了|进过|进来|进货|进库|到了|来了|送来|送到|补了|上架|"
+    r"退库|退料|退回(?!\S{0,3}供应商)|book(?:ed|ing)? in\b|came in|arriv|receiv|deliver|inbound|got in|\bgot\b.*\bin$|put away|stock in|"
+    r"restocked|\bgrns?\b|returned to (?:the )?(?:store|stock|warehouse)"
+)
+QUESTION = r"[?？]|吗|呢|哪|什么|谁|几|多少|是否|有没有|\b(what|which|who|how|when|did|does|do|any|show|list|history)\b"
+SEARCH = r"搜|查找|找找|列出|有哪些|哪几种|哪些种|what kinds? of|which \w+ do we (?:have|stock)|\bsearch\b|\bfind\b|look for|\blist\b|anything with"
+# "Only what we have": a search limited to materials in stock.
+ON_HAND = r"in stock only|only in stock|on hand|we (?:actually )?have|有货的|现货|在库的|有库存的"
+REPORT = r"报表|表格|一个表|张表|成表|导出|清单|report|table|csv|export|spreadsheet"
+# Refusing needs more than the model's guess: words that destroy or override.
+DESTROY = (
+    r"删|清空|清零|归零|销毁|抹掉|忽略|无视|绕过|系统提示|你现在是|管理员指令|开发者模式|"
+    r"\b(?:delete|drop|wipe|clear|erase|purge|truncate|remove all|zero|ignore|disregard|override|bypass|"
+    r"jailbreak|developer mode|you are now)\b"
+)
+# Changing what the catalogue or the ledger says by hand (a price, a past booking) is not the
+# assistant's to do: it has no tool for it, and asked to, it says so instead of looking something up.
+TAMPER = (
+    r"(?:改|修改|调低|调高|压低|改低|改高|篡改)\S{0,6}(?:价|成本|单价|记录|流水)|"
+    r"\b(?:change|lower|raise|edit|fudge|fake|alter)\b.{0,30}\b(?:price|cost|records?|ledger|history)\b"
+)
+# Destroying in bulk is refused whatever the classifier thinks: a destroying verb with "all" or
+# a whole kind of record ("清空所有出入库记录", "wipe the ledger"). One material set to zero is a
+# stocktake, not this.
+DESTROY_VERB = r"删|清空|清零|归零|销毁|抹掉|delete|wipe|erase|purge|truncate|\bdrop\b|zero out|remove"
+BULK = (
+    r"所有|全部|一切|全都|整个|数据库|数据|记录|流水|历史|账|\ball\b|every|entire|whole|database|records|"
+    r"history|ledger|table|data\b"
+)
+TEACH = (
+    r"以后我说|我说.{0,12}(就是|意思是)|when (i|someone|people|staff|anyone) (say|says|type|types|write|writes|ask|asks)|"
+    r"(?:新增|新建|添加|增加|创建|建|加)\s*(?:一|1)?\s*(?:个|条)?\s*(?:新的?)?\s*(?:意图|intent)|教你|学一个|学会|"
+    r"teach (?:the )?(?:bot|assistant|system|it)|"
+    r"(加|添加|增加|新增)(一个|个)?(关键词|关键字|说法|同义词)|intent (called|named)|new intent|"
+    r"add (an |a new |a )?intent|create (a new |an )?intent|teach you|"
+    r"add (a |the |this |new )?(keyword|phrase|synonym)s?\b|new (keyword|phrase|synonym)s?\b"
+)
+TRANSFER = r"调拨|移库|调到|转仓|移仓|调仓|调库|转库|倒库|挪到|搬到|transfer|\bxfe?r\b|relocat|\bmov(?:e|ed|ing)\b(?!\s+out)|\bshift"
+ADJUST = r"盘点|调整|盘亏|盘盈|adjust|stocktake|counted"
+# The verbs that tell the assistant to book (not nouns like 用量 or "usage"), by movement type.
+ACTS_TRANSFER = r"调拨|移库|转仓|移仓|调仓|调库|\btransfer\b|\bxfe?r\b"
+ACTS_ADJUST = r"盘点|\bstocktake\b|\bstock count\b"
+ACTS_OUT = r"出库|领用|领料|报损|\bbook(?:ed)? out\b|\bissue\b"
+ACTS_IN = r"入库|收货|退库|\bbook(?:ed)? in\b|\breceive\b"
+# What is left of "芝士都有哪几种" / "which preservatives do we have" once the asking is taken away:
+# the thing to search for when the catalogue linked nothing.
+SEARCH_FILLER = (
+    r"[\s?？!！。.,，、]|都|还|我们|咱们|库里|仓库里|仓库|有哪几种|有哪些|哪几种|哪些|有没有|有吗|相关的?|"
+    r"的|吗|呢|啊|呀|帮我|一下|看看|什么|"
+    r"\b(?:do|does|we|you|have|got|any|what|which|kinds?|types?|sorts?|of|is|are|there|the|in|stock|"
+    r"show|me|list|search|find|for|all|our|please|pls)\b"
+)
