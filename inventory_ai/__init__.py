@@ -17,11 +17,15 @@ def create_app(config: Config | None = None) -> Flask:
     app.config.from_mapping(config.flask_settings())
     app.extensions["inventory_ai.config"] = config
 
+    from inventory_ai.services import clock
+
+    clock.set_timezone(config.timezone)
     register_logging(app, config)
     register_security(app, config)
     register_extensions(app)
     register_assistant(app)
     register_blueprints(app)
+    register_mcp(app)
     register_errors(app)
     register_cli(app)
     return app
@@ -40,10 +44,11 @@ def register_security(app: Flask, config: Config) -> None:
     from inventory_ai.observability import init_metrics
 
     if config.production:
-        # Behind the TLS-terminating proxy: trust its X-Forwarded-Proto/For (one hop).
-        from werkzeug.middleware.proxy_fix import ProxyFix
+        # Behind the TLS-terminating proxy: its X-Forwarded-Proto/For (one hop) are believed only
+        # when the request comes from it (INVENTORY_AI_TRUSTED_PROXIES); anyone else could write them.
+        from inventory_ai.proxies import TrustedProxyFix
 
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1)
+        app.wsgi_app = TrustedProxyFix(app.wsgi_app, config.trusted_proxies)
     Talisman(
         app,
         force_https=config.production,
@@ -81,7 +86,14 @@ def register_security(app: Flask, config: Config) -> None:
 def register_extensions(app: Flask) -> None:
     from inventory_ai import auth
     from inventory_ai.database import install_sqlite_pragmas
-    from inventory_ai.extensions import csrf, db, limiter, login_manager, migrate
+    from inventory_ai.extensions import (
+        csrf,
+        db,
+        limiter,
+        login_manager,
+        migrate,
+        retry_after_only_on_refusals,
+    )
 
     db.init_app(app)
     with app.app_context():
@@ -94,6 +106,8 @@ def register_extensions(app: Flask) -> None:
     csrf.init_app(app)
     config = app.extensions["inventory_ai.config"]
     app.config["RATELIMIT_STORAGE_URI"] = config.redis_url or "memory://"
+    # Registered before the limiter's own hook, so it runs after it (Flask runs them in reverse).
+    app.after_request(retry_after_only_on_refusals)
     limiter.init_app(app)
     login_manager.init_app(app)
     auth.init_app(app)
@@ -116,13 +130,20 @@ class DatabaseId(IntegerConverter):
 
 def register_blueprints(app: Flask) -> None:
     from inventory_ai.api import init_api
-    from inventory_ai.web import health, views
+    from inventory_ai.web import bp as pages
+    from inventory_ai.web import health, overview, signoffs, views  # noqa: F401 (their routes, on `pages`)
 
     app.url_map.converters["int"] = DatabaseId
 
     app.register_blueprint(health.bp)
-    app.register_blueprint(views.bp)
+    app.register_blueprint(pages)
     init_api(app)
+
+
+def register_mcp(app: Flask) -> None:
+    from inventory_ai.mcp.http import init_mcp
+
+    init_mcp(app)
 
 
 def register_errors(app: Flask) -> None:

@@ -1,4 +1,4 @@
-"""flask seed, flask create-user, flask rebuild-search-index."""
+"""flask seed, flask create-user, flask rebuild-search-index, flask mcp."""
 
 from __future__ import annotations
 
@@ -52,3 +52,27 @@ def init_cli(app: Flask) -> None:
 
         count = rebuild_index(db.session)
         click.echo(f"indexed {count} materials")
+
+    @app.cli.command("mcp")
+    def mcp_command() -> None:
+        """Serve the warehouse tools over MCP on stdin/stdout as the user whose API token is in
+        INVENTORY_AI_MCP_TOKEN (docs/mcp.md). Exit 2 when the token is missing or unusable."""
+        from inventory_ai.auth import TokenRefused, user_for_token
+        from inventory_ai.mcp.stdio import serve_stdio
+
+        token = current_app.extensions["inventory_ai.config"].mcp_token
+        if not token:
+            click.echo(
+                "error: set INVENTORY_AI_MCP_TOKEN to an API token (POST /api/v1/auth/tokens) of the "
+                "user the MCP client acts as",
+                err=True,
+            )
+            raise SystemExit(2)
+        try:
+            user = user_for_token(token)
+        except TokenRefused as exc:
+            click.echo(f"error: INVENTORY_AI_MCP_TOKEN: {exc}; issue a new one", err=True)
+            raise SystemExit(2) from None
+        click.echo(f"MCP on stdio as {user.username} ({user.role})", err=True)
+        db.session.remove()  # each request opens its own session
+        serve_stdio(current_app._get_current_object(), token)

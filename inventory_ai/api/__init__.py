@@ -25,10 +25,11 @@ api = InventoryApi()
 
 
 def init_api(app: Flask) -> None:
-    from inventory_ai.api import auth, chat
+    from inventory_ai.api import approvals, auth, chat
     from inventory_ai.api.admin import init_admin
 
     api.init_app(app)
     api.register_blueprint(auth.blp)
     api.register_blueprint(chat.blp)
+    api.register_blueprint(approvals.blp)
     init_admin(api, app)

@@ -4,18 +4,27 @@ from __future__ import annotations
 
 from flask import jsonify
 from flask.views import MethodView
-from flask_login import login_required, login_user, logout_user
+from flask_login import login_required
 from flask_smorest import Blueprint
 from flask_wtf.csrf import generate_csrf
 from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
 from inventory_ai.api.fields import UtcDateTime
-from inventory_ai.auth import authenticated_user, issue_token
+from inventory_ai.auth import (
+    authenticated_user,
+    check_credentials,
+    end_logins,
+    hashed_password,
+    issue_token,
+    log_in,
+    log_out,
+    password_matches,
+)
 from inventory_ai.database import begin_write
 from inventory_ai.errors import NotFound, error_response
-from inventory_ai.extensions import db, login_limit
-from inventory_ai.models import ApiToken, User, utcnow
+from inventory_ai.extensions import db, login_limit, password_change_limit
+from inventory_ai.models import ApiToken, utcnow
 from inventory_ai.services import audit
 
 blp = Blueprint("api_auth", __name__, url_prefix="/api/v1/auth", description="Log in and out")
@@ -32,18 +41,6 @@ class LoginResultSchema(Schema):
     csrf_token = fields.String(metadata={"description": "send as X-CSRFToken on cookie-authenticated writes"})
 
 
-def check_credentials(username: str, password: str) -> User | None:
-    begin_write(db.session)  # reads the user, then writes the audit event
-    user = db.session.query(User).filter_by(username=username).one_or_none()
-    if user is None or not user.active or not user.check_password(password):
-        audit.record(db.session, "login", "failed", detail=f"username={username[:64]}")
-        db.session.commit()
-        return None
-    audit.record(db.session, "login", "success", user_id=user.id, role=user.role)
-    db.session.commit()
-    return user
-
-
 @blp.route("/login")
 class Login(MethodView):
     @blp.arguments(LoginSchema)
@@ -55,7 +52,7 @@ class Login(MethodView):
         user = check_credentials(body["username"], body["password"])
         if user is None:
             return error_response(401, "invalid_credentials", "wrong username or password")
-        login_user(user)
+        log_in(user)
         return {"username": user.username, "role": user.role, "csrf_token": generate_csrf()}
 
 
@@ -64,7 +61,40 @@ class Logout(MethodView):
     @blp.response(204)
     @login_required
     def post(self):
-        logout_user()
+        log_out()
+
+
+class PasswordChangeSchema(Schema):
+    current_password = fields.String(required=True, load_only=True, validate=validate.Length(min=1, max=256))
+    new_password = fields.String(required=True, load_only=True, validate=validate.Length(min=8, max=256))
+
+
+@blp.route("/password")
+class Password(MethodView):
+    @blp.arguments(PasswordChangeSchema)
+    @blp.response(204)
+    @blp.alt_response(401, description="the current password is wrong")
+    @blp.alt_response(429, description="too many wrong current passwords; see Retry-After")
+    @login_required
+    @password_change_limit
+    def post(self, body):
+        """Change your own password: every session of yours ends (other browsers, copied cookies);
+        this one goes on as a new login. Your API tokens stay (revoke them with DELETE
+        /tokens/{id}); an admin's reset or a deactivation revokes them. A wrong current password
+        counts as a failed login of yours (the login limits): a stolen session cannot guess it."""
+        user = authenticated_user()
+        if not password_matches(user, body["current_password"]):
+            begin_write(db.session)
+            audit.record(db.session, "password_changed", "failed", user_id=user.id, role=user.role)
+            db.session.commit()
+            return error_response(401, "invalid_credentials", "the current password is wrong")
+        new_hash = hashed_password(body["new_password"])  # before the write lock, as logins do
+        begin_write(db.session)
+        user.password_hash = new_hash
+        end_logins(user, revoke_tokens=False)
+        audit.record(db.session, "password_changed", "success", user_id=user.id, role=user.role)
+        db.session.commit()
+        log_in(user)
 
 
 @blp.route("/me")

@@ -18,14 +18,22 @@ from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
 from inventory_ai.api.fields import UtcDateTime
-from inventory_ai.assistant.events import ErrorEvent, Event
+from inventory_ai.assistant.events import ErrorEvent, Event, Start
 from inventory_ai.assistant.manager import MAX_MESSAGE_CHARS, Turn
-from inventory_ai.assistant.setup import manager
-from inventory_ai.assistant.transcript import message_view
+from inventory_ai.assistant.setup import decisions, manager
 from inventory_ai.auth import authenticated_user
-from inventory_ai.errors import NotFound, error_response
+from inventory_ai.errors import error_response
 from inventory_ai.extensions import chat_limit, db
-from inventory_ai.models import ChatMessage, Conversation
+from inventory_ai.models import (
+    CallStatus,
+    ChatMessage,
+    Conversation,
+    MessageStatus,
+    ToolCallRecord,
+    ToolRound,
+)
+from inventory_ai.services import conversations
+from inventory_ai.services.conversations import message_view
 
 blp = Blueprint("api_chat", __name__, url_prefix="/api/v1", description="Chat with the assistant")
 
@@ -38,6 +46,19 @@ class ChatRequestSchema(Schema):
 class DecisionSchema(Schema):
     decision = fields.String(required=True, validate=validate.OneOf(["approve", "reject"]))
     tool_call_id = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=64))
+    arguments = fields.Dict(
+        load_default=None,
+        allow_none=True,
+        metadata={
+            "description": 'approve with these arguments changed (validated again), e.g. {"quantity": 18}'
+        },
+    )
+    reason = fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Length(max=500),
+        metadata={"description": "why; a rejection's reason reaches the model"},
+    )
 
 
 class ToolCallSchema(Schema):
@@ -79,6 +100,7 @@ class ChatResponseSchema(Schema):
     rounds = fields.List(fields.Nested(RoundSchema))
     pending = fields.List(fields.Nested(PendingSchema))
     usage = fields.Nested(UsageSchema)
+    model = fields.String(allow_none=True, metadata={"description": "the model that wrote the final answer"})
 
 
 def _wants_stream() -> bool:
@@ -96,8 +118,14 @@ def respond(turn: Turn, events: Iterator[Event]):
 
         def generate():
             structlog.contextvars.bind_contextvars(request_id=request_id)
-            for event in events:
-                yield _sse(event)
+            try:
+                yield _sse(Start(turn.conversation_id, turn.message_id))  # the page knows where it is at once
+                for event in events:
+                    yield _sse(event)
+            finally:
+                # A client that went away: the answer stops now, in this request's context (the
+                # loop ends it `cancelled`), not whenever the garbage collector gets to it.
+                getattr(events, "close", lambda: None)()
 
         response = Response(stream_with_context(generate()), mimetype="text/event-stream")
         response.headers["Cache-Control"] = "no-cache"
@@ -111,7 +139,7 @@ def respond(turn: Turn, events: Iterator[Event]):
     body = message_view(message)
     if unavailable is not None:
         response = error_response(
-            503,
+            429 if unavailable.code == "token_budget_exhausted" else 503,
             unavailable.code,
             unavailable.message,
             {"message_id": message.id, "conversation_id": message.conversation_id},
@@ -149,14 +177,16 @@ class Decision(MethodView):
     @blp.response(200, ChatResponseSchema)
     @login_required
     def post(self, body, message_id):
-        turn, call_ids, approve = manager().prepare_decision(
+        decision = decisions().prepare(
             db.session,
             authenticated_user(),
             message_id,
             body["decision"] == "approve",
             body.get("tool_call_id"),
+            body.get("arguments"),
+            body.get("reason"),
         )
-        return respond(turn, manager().decide(db.session, turn, call_ids, approve))
+        return respond(decision.turn, decisions().decide(db.session, decision))
 
 
 @blp.route("/chat/messages/<message_id>/cancel")
@@ -164,7 +194,54 @@ class Cancel(MethodView):
     @blp.response(200, ChatResponseSchema)
     @login_required
     def post(self, message_id):
-        return message_view(manager().cancel(db.session, authenticated_user(), message_id))
+        return message_view(decisions().cancel(db.session, authenticated_user(), message_id))
+
+
+class WaitingCallSchema(Schema):
+    message_id = fields.String()
+    conversation_id = fields.String()
+    tool_call_id = fields.String()
+    name = fields.String()
+    arguments = fields.Raw()
+    description = fields.String()
+    source = fields.String(metadata={"description": "chat, or mcp for a call an MCP client made"})
+    created_at = UtcDateTime()
+
+
+@blp.route("/chat/pending")
+class Pending(MethodView):
+    @blp.response(200, WaitingCallSchema(many=True))
+    @login_required
+    def get(self):
+        """Calls waiting for your confirmation, newest first: from your chats and from MCP clients
+        acting as you. Decide them with POST /chat/messages/{message_id}/decision."""
+        user = authenticated_user()
+        rows = db.session.execute(
+            select(ToolCallRecord, ChatMessage)
+            .join(ToolRound, ToolCallRecord.round_id == ToolRound.id)
+            .join(ChatMessage, ToolRound.message_id == ChatMessage.id)
+            .join(Conversation, ChatMessage.conversation_id == Conversation.id)
+            .where(
+                Conversation.user_id == user.id,
+                ChatMessage.status == MessageStatus.AWAITING_CONFIRMATION,
+                ToolCallRecord.status == CallStatus.PENDING_CONFIRMATION,
+            )
+            .order_by(ChatMessage.created_at.desc())
+            .limit(100)
+        ).all()
+        return [
+            {
+                "message_id": message.id,
+                "conversation_id": message.conversation_id,
+                "tool_call_id": call.call_id,
+                "name": call.name,
+                "arguments": json.loads(call.arguments),
+                "description": call.description or "",
+                "source": message.source,
+                "created_at": message.created_at,
+            }
+            for call, message in rows
+        ]
 
 
 class ConversationSummarySchema(Schema):
@@ -184,13 +261,7 @@ class Conversations(MethodView):
     @blp.response(200, ConversationSummarySchema(many=True))
     @login_required
     def get(self):
-        user = authenticated_user()
-        return db.session.scalars(
-            select(Conversation)
-            .where(Conversation.user_id == user.id)
-            .order_by(Conversation.updated_at.desc())
-            .limit(100)
-        ).all()
+        return conversations.recent(db.session, authenticated_user())
 
 
 @blp.route("/conversations/<conversation_id>")
@@ -198,14 +269,9 @@ class ConversationResource(MethodView):
     @blp.response(200, ConversationSchema)
     @login_required
     def get(self, conversation_id):
-        user = authenticated_user()
-        conversation = db.session.get(Conversation, conversation_id)
-        if conversation is None or conversation.user_id != user.id:
-            raise NotFound("no such conversation")
-        messages = []
-        for m in conversation.messages:
-            if m.role == "user":
-                messages.append({"role": "user", "content": m.content, "id": m.id})
-            else:
-                messages.append({"role": "assistant", **message_view(m)})
-        return {"id": conversation.id, "title": conversation.title, "messages": messages}
+        conversation = conversations.own_conversation(db.session, authenticated_user(), conversation_id)
+        return {
+            "id": conversation.id,
+            "title": conversation.title,
+            "messages": conversations.transcript(conversation),
+        }

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from marshmallow import fields
+from marshmallow import ValidationError, fields
+
+from inventory_ai.errors import InvalidInput
+from inventory_ai.services.units import parse_quantity
 
 
 class UtcDateTime(fields.AwareDateTime):
@@ -20,11 +23,40 @@ class UtcDateTime(fields.AwareDateTime):
 
 
 def to_naive_utc(value: datetime) -> datetime:
-    """A filter's time in the database's terms: aware times are converted, naive ones are UTC."""
-    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+    """A filter's time in the database's terms: aware times are converted, naive ones are UTC.
+    A time whose UTC falls outside the years 1-9999 (9999-12-31T23:59:59-12:00) is refused (422),
+    never an OverflowError (500)."""
+    if value.tzinfo is None:
+        return value
+    try:
+        return value.astimezone(UTC).replace(tzinfo=None)
+    except OverflowError:
+        raise InvalidInput(
+            f"the time {value.isoformat()} is outside the years 1-9999 once converted to UTC; "
+            "give a time within them"
+        ) from None
 
 
 def decimal_string(places: int, **kwargs) -> fields.Decimal:
     """Quantities and money go out as strings ("12.500"): exact, where a JSON number is a float."""
     metadata = {"type": "string", "format": "decimal", **kwargs.pop("metadata", {})}
     return fields.Decimal(as_string=True, places=places, metadata=metadata, **kwargs)
+
+
+class Quantity(fields.Field):
+    """A quantity in: a JSON number or a decimal string of ASCII digits ("12.5"), kept exact as a
+    Decimal. Refused (422, naming the field) where Python's Decimal() would guess: "5_0" (50),
+    "٥" (5), NaN, Infinity, numbers of more than 40 characters."""
+
+    def __init__(self, **kwargs):
+        metadata = {"type": "string", "format": "decimal", **kwargs.pop("metadata", {})}
+        super().__init__(metadata=metadata, **kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        try:
+            return parse_quantity(value)
+        except InvalidInput as exc:
+            raise ValidationError(exc.message) from None
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return None if value is None else str(value)

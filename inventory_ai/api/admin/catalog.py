@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 from flask import request
 from flask.views import MethodView
 from flask_smorest import Blueprint
@@ -9,14 +12,18 @@ from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
 from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
-from inventory_ai.api.fields import UtcDateTime, decimal_string, to_naive_utc
+from inventory_ai.api.fields import Quantity, UtcDateTime, decimal_string, to_naive_utc
 from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import InvalidInput
 from inventory_ai.extensions import db
-from inventory_ai.models import Material, PurchaseRequest, StockLevel, StockMovement
+from inventory_ai.models import MOVEMENT_TYPES, Material, PurchaseRequest, StockLevel, StockMovement
 from inventory_ai.services import ledger, materials, purchasing
 from inventory_ai.services.catalog import find_category, find_material, find_warehouse
 from inventory_ai.services.materials import UNITS
+
+# A client's key, stored in the caller's own namespace (ledger.client_key: api:<user>/<key>): no
+# character the ledger uses to build keys (the "/" after the user, the "#in" of a transfer's row).
+IDEMPOTENCY_KEY = re.compile(r"[A-Za-z0-9._:-]{1,100}")
 
 blp = Blueprint(
     "admin_catalog", __name__, url_prefix="/api/v1/admin", description="Admin: materials and stock"
@@ -164,7 +171,7 @@ class MovementSchema(Schema):
 class MovementQuery(PageArgs):
     material = fields.String(validate=validate.Length(max=200))
     warehouse = fields.String(validate=validate.Length(max=100))
-    movement_type = fields.String(validate=validate.OneOf(["inbound", "outbound", "adjustment", "transfer"]))
+    movement_type = fields.String(validate=validate.OneOf(MOVEMENT_TYPES))
     since = fields.DateTime()
     until = fields.DateTime()
 
@@ -172,10 +179,8 @@ class MovementQuery(PageArgs):
 class BookingSchema(Schema):
     material = fields.String(required=True, validate=validate.Length(min=1, max=200))
     warehouse = fields.String(required=True, validate=validate.Length(min=1, max=100))
-    movement_type = fields.String(
-        required=True, validate=validate.OneOf(["inbound", "outbound", "adjustment", "transfer"])
-    )
-    quantity = fields.Decimal(required=True, metadata=DECIMAL_IN)
+    movement_type = fields.String(required=True, validate=validate.OneOf(MOVEMENT_TYPES))
+    quantity = Quantity(required=True)
     unit = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=16))
     reason = fields.String(required=True, validate=validate.Length(min=1, max=500))
     to_warehouse = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=100))
@@ -230,19 +235,26 @@ class Movements(MethodView):
     @blp.response(201, BookingResultSchema)
     @blp.doc(
         parameters=[
-            {"in": "header", "name": "Idempotency-Key", "schema": {"type": "string", "maxLength": 100}}
+            {
+                "in": "header",
+                "name": "Idempotency-Key",
+                "schema": {"type": "string", "maxLength": 100, "pattern": IDEMPOTENCY_KEY.pattern},
+            }
         ]
     )
     def post(self, body):
         """Book a movement through the same ledger as the assistant; a repeated Idempotency-Key books once."""
         key = request.headers.get("Idempotency-Key")
-        if key is not None and not 1 <= len(key) <= 100:
-            raise InvalidInput("Idempotency-Key must be 1-100 characters")
-        booking = ledger.book(
-            db.engine,
-            ledger.BookingRequest.of(body, authenticated_user().id, f"api:{key}" if key else None),
+        if key is not None and not IDEMPOTENCY_KEY.fullmatch(key):
+            raise InvalidInput("Idempotency-Key must be 1-100 letters, digits and . _ : -")
+        db.session.commit()  # the ledger writes on its own connection: let go of the request's lock
+        user_id = authenticated_user().id
+        booking_request = ledger.BookingRequest.of(
+            body, user_id, ledger.client_key(user_id, key) if key else None
         )
-        return booking.as_dict()
+        if key:  # a retry of a booking made before keys were per caller still finds it
+            booking_request = replace(booking_request, legacy_key=ledger.legacy_client_key(key))
+        return ledger.book(db.engine, booking_request).as_dict()
 
 
 # --- purchase requests -----------------------------------------------------------------------

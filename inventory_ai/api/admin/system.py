@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flask import current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
@@ -10,14 +11,14 @@ from sqlalchemy import select
 from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
 from inventory_ai.api.fields import UtcDateTime, to_naive_utc
 from inventory_ai.assistant.setup import manager
-from inventory_ai.assistant.transcript import message_view
-from inventory_ai.auth import authenticated_user
+from inventory_ai.auth import authenticated_user, end_logins, hashed_password
 from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import ROLES, AuditEvent, Conversation, Intent, ToolSetting, User, utcnow
 from inventory_ai.services import audit
-from inventory_ai.services.intents import create_intent
+from inventory_ai.services.conversations import transcript
+from inventory_ai.services.intents import MAX_KEYWORD_LENGTH, MAX_KEYWORDS, clean_keywords, create_intent
 from inventory_ai.services.metrics import metrics
 
 blp = Blueprint(
@@ -81,11 +82,11 @@ class Users(MethodView):
     @blp.arguments(UserCreateSchema)
     @blp.response(201, UserSchema)
     def post(self, body):
+        password_hash = hashed_password(body["password"])  # slow on purpose: before the write lock
         begin_write(db.session)
         if db.session.scalar(select(User.id).where(User.username == body["username"])) is not None:
             raise Conflict(f"user {body['username']!r} already exists")
-        user = User(username=body["username"], role=body["role"])
-        user.set_password(body["password"])
+        user = User(username=body["username"], role=body["role"], password_hash=password_hash)
         db.session.add(user)
         _audit("user_created", user.username)
         db.session.commit()
@@ -109,6 +110,8 @@ class UserResource(MethodView):
             raise InvalidInput("admins cannot deactivate or demote themselves; ask another admin")
         for key, value in body.items():
             setattr(user, key, value)
+        if body.get("active") is False:
+            end_logins(user)  # deactivated: every session ends now, not when it expires
         _audit("user_changed", user.username, body)
         db.session.commit()
         return user
@@ -119,9 +122,11 @@ class UserPassword(MethodView):
     @blp.arguments(PasswordSchema)
     @blp.response(204)
     def post(self, body, user_id):
+        password_hash = hashed_password(body["password"])  # slow on purpose: before the write lock
         begin_write(db.session)
         user = _user(user_id)
-        user.set_password(body["password"])
+        user.password_hash = password_hash
+        end_logins(user)
         _audit("password_reset", user.username)
         db.session.commit()
 
@@ -215,9 +220,9 @@ class IntentSchema(Schema):
     id = fields.Integer(dump_only=True)
     name = fields.String(required=True, validate=validate.Regexp(r"^[a-z][a-z0-9_]{1,63}$"))
     keywords = fields.List(
-        fields.String(validate=validate.Length(min=1, max=50)),
+        fields.String(validate=validate.Length(min=1, max=MAX_KEYWORD_LENGTH)),
         required=True,
-        validate=validate.Length(min=1, max=30),
+        validate=validate.Length(min=1, max=MAX_KEYWORDS),
     )
     tool_name = fields.String(required=True, validate=validate.Length(min=1, max=64))
     default_arguments = fields.Dict(load_default=dict)
@@ -227,7 +232,8 @@ class IntentSchema(Schema):
 
 class IntentUpdateSchema(Schema):
     keywords = fields.List(
-        fields.String(validate=validate.Length(min=1, max=50)), validate=validate.Length(min=1, max=30)
+        fields.String(validate=validate.Length(min=1, max=MAX_KEYWORD_LENGTH)),
+        validate=validate.Length(min=1, max=MAX_KEYWORDS),
     )
     default_arguments = fields.Dict()
     priority = fields.Integer(strict=True, validate=validate.Range(min=0, max=1000))
@@ -279,9 +285,7 @@ class IntentResource(MethodView):
         begin_write(db.session)
         intent = _intent(intent_id)
         if "keywords" in body:
-            body["keywords"] = sorted({k.strip().lower() for k in body["keywords"] if k.strip()})
-            if not body["keywords"]:
-                raise InvalidInput("give at least one keyword")
+            body["keywords"] = clean_keywords(body["keywords"])
         for key, value in body.items():
             setattr(intent, key, value)
         db.session.commit()
@@ -332,12 +336,7 @@ class ConversationResource(MethodView):
             "id": conversation.id,
             "user_id": conversation.user_id,
             "title": conversation.title,
-            "messages": [
-                {"role": "user", "id": m.id, "content": m.content}
-                if m.role == "user"
-                else {"role": "assistant", **message_view(m)}
-                for m in conversation.messages
-            ],
+            "messages": transcript(conversation),
         }
 
 
@@ -394,13 +393,53 @@ class MetricsQuery(Schema):
     days = fields.Integer(load_default=30, validate=validate.Range(min=1, max=366))
 
 
+class ToolMetricsSchema(Schema):
+    tool = fields.String()
+    calls = fields.Integer()
+    success_rate = fields.Float()
+    p50_ms = fields.Integer(allow_none=True)
+    p95_ms = fields.Integer(allow_none=True)
+
+
+COST = "estimated CNY at INVENTORY_AI_MODEL_PRICES; null when a model has no price"
+
+
+class ModelUsageSchema(Schema):
+    model = fields.String()
+    input_tokens = fields.Integer()
+    output_tokens = fields.Integer()
+    cost_cny = fields.Float(allow_none=True, metadata={"description": COST})
+
+
+class UserDayUsageSchema(Schema):
+    user = fields.String()
+    day = fields.String(metadata={"description": "the plant's day (INVENTORY_AI_TIMEZONE), YYYY-MM-DD"})
+    input_tokens = fields.Integer()
+    output_tokens = fields.Integer()
+    cost_cny = fields.Float(allow_none=True, metadata={"description": COST})
+    models = fields.List(fields.Nested(ModelUsageSchema))
+
+
+class MetricsSchema(Schema):
+    days = fields.Integer()
+    tools = fields.List(fields.Nested(ToolMetricsSchema))
+    rounds_per_answer = fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        metadata={"description": "number of answers by their number of tool rounds"},
+    )
+    tokens_per_user_per_day = fields.List(fields.Nested(UserDayUsageSchema))
+
+
 @blp.route("/metrics")
 class Metrics(MethodView):
     @blp.arguments(MetricsQuery, location="query")
-    @blp.response(200)
+    @blp.response(200, MetricsSchema)
     def get(self, args):
-        """Per tool: calls, success rate, p50/p95 ms; rounds per answer; tokens per user per day."""
-        return metrics(db.session, args["days"])
+        """Per tool: calls, success rate, p50/p95 ms; rounds per answer; tokens and estimated cost
+        (CNY) per user per day, by model."""
+        prices = current_app.extensions["inventory_ai.config"].model_prices
+        return metrics(db.session, args["days"], prices)
 
 
 def _audit(action: str, subject: str, change: dict | None = None) -> None:
