@@ -5,14 +5,10 @@ from sqlalchemy import text
 
 from inventory_ai.extensions import db
 from inventory_ai.logging import get_logger
+from inventory_ai.observability import PLAIN_HTTP
 
 bp = Blueprint("health", __name__)
 log = get_logger(__name__)
-
-
-# Probes and scrapes come over plain HTTP from inside the network, not through the TLS proxy:
-# talisman (production) must answer them, not redirect them to https. Also used by /metrics.
-PLAIN_HTTP = {"force_https": False}
 
 
 @bp.get("/healthz")

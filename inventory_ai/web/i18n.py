@@ -1,9 +1,18 @@
-"""Interface text in Chinese and English: the user's setting, else the browser's Accept-Language."""
+"""The pages' words in Chinese and English: the user's stored choice, else the browser's
+Accept-Language. Names of places and materials come from the catalogue, in the same language."""
 
 from __future__ import annotations
 
-from flask import request
+from flask import g, request
 from flask_login import current_user
+from sqlalchemy import select
+
+from inventory_ai.assistant.tools import builtin_tools
+from inventory_ai.extensions import db
+from inventory_ai.models import Category, Supplier, Warehouse
+from inventory_ai.services.ledger import MOVEMENT_WORDS
+
+LANGUAGES = ("zh", "en")
 
 TEXT = {
     "title": ("仓库助手", "Inventory Assistant"),
@@ -13,53 +22,149 @@ TEXT = {
     "log_out": ("退出", "Log out"),
     "bad_login": ("用户名或密码错误", "Wrong username or password"),
     "too_many": ("尝试次数过多，请稍后再试", "Too many attempts; please wait and try again"),
+    "pages": ("页面", "Pages"),
     "new_chat": ("新对话", "New conversation"),
     "conversations": ("对话", "Conversations"),
+    "today": ("今天", "Today"),
+    "yesterday": ("昨天", "Yesterday"),
+    "language": ("语言 Language", "语言 Language"),  # both, so either reader finds the switch
     "placeholder": ("例如：帮我查找面粉原料", "e.g. what is running low?"),
     "message": ("消息", "Message"),
     "send": ("发送", "Send"),
     "cancel": ("停止", "Stop"),
+    "quick_actions": ("常用操作", "Common asks"),
     "tool_calls": ("工具调用", "Tool calls"),
     "thinking": ("思考过程", "Reasoning"),
     "approve": ("确认", "Approve"),
     "reject": ("拒绝", "Reject"),
     "confirm_title": ("请确认库存变动", "Please confirm this stock change"),
+    "quantity_in": ("数量 ({unit})", "Quantity ({unit})"),
+    "reason_optional": ("原因（可选）", "Reason (optional)"),
     "retry": ("重试", "Retry"),
     "error": ("出错了", "Something went wrong"),
-    "cancelled": ("已停止", "Stopped"),
+    "stopped": ("已停止", "Stopped"),
+    "still_running": ("仍在回答…", "Still answering…"),
     "results": ("条结果", "results"),
     "failed": ("失败", "failed"),
     "declined": ("已拒绝", "declined"),
+    "waiting_signoff": ("等待签核", "waiting for sign-off"),
+    "signoff_note": ("等待主管或管理员签核", "Waiting for a manager's or an admin's sign-off"),
+    "changed": ("按修改确认：{changes}", "Approved with changes: {changes}"),
+    "rejected_because": ("拒绝原因：{reason}", "Reason for rejecting: {reason}"),
+    "approved_because": ("确认备注：{reason}", "Note with the approval: {reason}"),
+    "model_note": (
+        "此回答由 {used} 提供（{configured} 暂不可用）",
+        "Answered by {used} ({configured} was unavailable)",
+    ),
+    "show_all": ("显示全部 {total} 条", "Show all {total}"),
+    "showing_some": (
+        "显示前 {shown} 条，共 {total} 条：请缩小范围查看其余",
+        "Showing {shown} of {total}: narrow the question to see the rest",
+    ),
+    "back": ("返回对话", "Back to the conversation"),
+    "bad_decision": ("请选择确认或拒绝", "Choose approve or reject"),
+    "bad_language": ("语言只能是中文 (zh) 或 English (en)", "The language is zh or en"),
+    # table columns
     "code": ("编码", "Code"),
     "name": ("名称", "Name"),
+    "name_en": ("英文名", "English name"),
     "quantity": ("数量", "Quantity"),
+    "stock": ("库存", "Stock"),
     "unit": ("单位", "Unit"),
     "warehouse": ("仓库", "Warehouse"),
+    "category": ("类别", "Category"),
     "reorder_point": ("补货点", "Reorder point"),
+    "shortfall": ("缺口", "Shortfall"),
     "date": ("日期", "Date"),
+    "time": ("时间", "Time"),
     "type": ("类型", "Type"),
+    "materials": ("原料数", "Materials"),
+    "value_cny": ("金额 (元)", "Value (CNY)"),
+    "level_after": ("变动后库存", "Level after"),
+    "reason": ("原因", "Reason"),
+    # charts
+    "stock_over_time": (
+        "{name} ({code}) 近 {days} 天库存（{unit}）",
+        "{name} ({code}): stock over {days} days ({unit})",
+    ),
+    "stock_from_to": ("库存从 {first} 到 {last} {unit}", "Stock went from {first} to {last} {unit}"),
+    # the overview
+    "overview": ("库存概览", "Stock overview"),
+    "total_value": ("库存总值", "Stock value"),
+    "materials_in_stock": ("有库存的原料", "Materials in stock"),
+    "below_reorder": ("低于补货点", "Below reorder point"),
+    "value_by_warehouse": ("各仓库库存金额", "Stock value by warehouse"),
+    "value_by_category": ("各类别库存金额", "Stock value by category"),
+    "todays_movements": ("今天的出入库", "Today's stock movements"),
+    "none_low": ("没有低于补货点的原料。", "Nothing is below its reorder point."),
+    "none_today": ("今天还没有出入库。", "No stock movements today."),
+    "yuan": ("{value} 元", "CNY {value}"),
+    # sign-off
+    "approvals": ("待签核", "Sign-offs"),
+    "approvals_intro": (
+        "这些库存变动金额较大，申请人已确认，需要另一位主管或管理员签核。",
+        "These bookings are worth more than one person may book alone: their requester approved them, "
+        "a second person signs them off.",
+    ),
+    "own_booking": (
+        "这是您自己申请的，需由另一位主管或管理员签核。",
+        "You asked for this one: another manager or admin signs it off.",
+    ),
+    "none_waiting": ("没有等待签核的库存变动。", "Nothing waits for a sign-off."),
+    "requested_by": ("申请人", "Requested by"),
+    "requested_at": ("申请时间", "Requested"),
+    "expires": ("截止", "Expires"),
+    "signoff_approve": ("批准", "Approve"),
+    "signoff_reject": ("驳回", "Reject"),
+    "signed_approved": ("已批准：{what}", "Approved: {what}"),
+    "signed_rejected": ("已驳回：{what}", "Rejected: {what}"),
+    "signers_only": (
+        "只有仓库主管和管理员可以签核。",
+        "Only warehouse managers and admins sign off bookings.",
+    ),
 }
-TOOL_LABELS = {
-    "search_materials": ("搜索原料", "Material search"),
-    "get_material_detail": ("原料详情", "Material details"),
-    "get_inventory_stats": ("库存统计", "Stock totals"),
-    "list_low_stock": ("低库存", "Low stock"),
-    "get_stock_movements": ("出入库记录", "Stock movements"),
-    "record_stock_movement": ("库存变动", "Stock booking"),
-    "create_purchase_request": ("采购申请", "Purchase request"),
-    "format_report": ("报表", "Report"),
-    "create_new_intent": ("新意图", "New intent"),
-}
+# The quick actions under the input: (label, what it does, the words). "send" asks at once;
+# "fill" starts the question for the user to finish. Offered by the tool they need.
+QUICK_ACTIONS = (
+    ("search_materials", "fill", ("查找原料", "Find materials"), ("帮我查找", "find ")),
+    ("list_low_stock", "send", ("库存不足", "Running low"), ("哪些原料库存不足？", "what is running low?")),
+    (
+        "get_stock_movements",
+        "send",
+        ("今天的出入库", "Today's movements"),
+        ("今天的库存变动", "today's stock movements"),
+    ),
+    ("record_stock_movement:inbound", "fill", ("入库", "Book in"), ("入库 ", "book in ")),
+    ("record_stock_movement:outbound", "fill", ("出库", "Book out"), ("出库 ", "book out ")),
+)
+# A tool's name on the page is defined with the tool (assistant/tools/).
+TOOL_LABELS = {tool.name: tool.labels for tool in builtin_tools()}
 
 
 def language() -> str:
-    if current_user.is_authenticated and current_user.language in ("zh", "en"):
+    if current_user.is_authenticated and current_user.language in LANGUAGES:
         return current_user.language
-    return request.accept_languages.best_match(["zh", "en"], default="zh") or "zh"
+    return request.accept_languages.best_match(LANGUAGES, default="zh") or "zh"
 
 
 def strings(lang: str) -> dict[str, str]:
     index = 0 if lang == "zh" else 1
     out = {key: pair[index] for key, pair in TEXT.items()}
     out.update({f"tool.{key}": pair[index] for key, pair in TOOL_LABELS.items()})
+    out.update(
+        {f"movement.{key}": words.zh if lang == "zh" else words.en for key, words in MOVEMENT_WORDS.items()}
+    )
     return out
+
+
+def place_names(lang: str) -> dict[str, str]:
+    """Warehouse, category and supplier names as tool results give them (Chinese) -> the reader's.
+    Tool results name places in Chinese; an English page shows the catalogue's English names."""
+    if lang == "zh":
+        return {}
+    if "place_names" not in g:
+        names: dict[str, str] = {}
+        for model in (Warehouse, Category, Supplier):
+            names.update(dict(db.session.execute(select(model.name_zh, model.name_en)).all()))
+        g.place_names = names
+    return g.place_names

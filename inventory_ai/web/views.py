@@ -1,28 +1,48 @@
-"""The staff web form: log in, ask, see answers with their tool rounds, confirm stock changes.
+"""The staff chat page: log in, ask, see answers with their tool rounds, confirm stock changes.
 
-Works as plain HTML forms; the page's JavaScript (static/chat.js) upgrades it to streaming.
+Works as plain HTML forms; the page's JavaScript (static/chat.js) upgrades it to streaming, and asks
+the server for an answer's final rendering (`GET /messages/<id>`), so a live answer and a reloaded
+one are the same HTML. The overview and sign-off pages add their routes to this blueprint
+(web/overview.py, web/signoffs.py).
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal, InvalidOperation
 from urllib.parse import urlparse
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
-from flask_login import login_required, login_user, logout_user
-from sqlalchemy import select
-
-from inventory_ai.api.auth import check_credentials
-from inventory_ai.assistant.setup import manager
-from inventory_ai.assistant.transcript import TABLE_COLUMNS, message_view, result_table
-from inventory_ai.auth import authenticated_user
-from inventory_ai.errors import DomainError
-from inventory_ai.extensions import chat_limit, db, login_limit
-from inventory_ai.models import Conversation
-from inventory_ai.web.i18n import language, strings
-
-bp = Blueprint(
-    "web", __name__, template_folder="templates", static_folder="static", static_url_path="/static"
+from flask import (
+    abort,
+    flash,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    url_for,
 )
+from flask_login import login_required
+from sqlalchemy import func, select
+
+from inventory_ai.assistant.setup import decisions, direct_calls, manager
+from inventory_ai.auth import authenticated_user, check_credentials, log_in, log_out
+from inventory_ai.errors import DomainError, NotFound
+from inventory_ai.extensions import chat_limit, db, login_limit
+from inventory_ai.models import (
+    ChatMessage,
+    Conversation,
+    Signoff,
+    SignoffStatus,
+    ToolCallRecord,
+    ToolRound,
+    User,
+)
+from inventory_ai.services import approvals, clock, conversations
+from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
+from inventory_ai.web import bp
+from inventory_ai.web.answers import answer_view
+from inventory_ai.web.i18n import LANGUAGES, QUICK_ACTIONS, language, place_names, strings
+from inventory_ai.web.tables import PAGED_TOOLS, Cells, parsed, result_table
 
 
 def _safe_next(target: str | None) -> str:
@@ -34,7 +54,32 @@ def _safe_next(target: str | None) -> str:
 @bp.app_context_processor
 def _interface():
     lang = language()
-    return {"lang": lang, "t": strings(lang), "result_table": result_table, "table_columns": TABLE_COLUMNS}
+    user = authenticated_user()
+    signer = user is not None and user.role in approvals.SIGNERS
+    return {"lang": lang, "t": strings(lang), "signer": signer, "waiting_signoffs": _waiting_signoffs}
+
+
+def _waiting_signoffs() -> int:
+    """How many bookings wait for a sign-off: the navigation shows it to those who sign."""
+    return db.session.scalar(
+        select(func.count()).select_from(Signoff).where(Signoff.status == SignoffStatus.WAITING)
+    )
+
+
+@bp.errorhandler(429)
+def _too_many(exc):
+    """The staff pages' own 429 page, in the user's language (the JSON API answers its own)."""
+    response = make_response(strings(language())["too_many"], 429)
+    response.headers.update(
+        {k: v for k, v in exc.get_headers() if k.lower().startswith(("retry-after", "x-ratelimit"))}
+    )
+    return response
+
+
+@bp.get("/favicon.ico")
+def favicon():
+    """Browsers ask for it whatever the page says; the page links the same icon."""
+    return bp.send_static_file("favicon.svg")
 
 
 @bp.route("/login", methods=["GET", "POST"])
@@ -47,7 +92,7 @@ def login():
         if user is None:
             flash(strings(language())["bad_login"], "error")
             return render_template("login.html"), 401
-        login_user(user)
+        log_in(user)
         return redirect(_safe_next(request.args.get("next")))
     return render_template("login.html")
 
@@ -55,54 +100,145 @@ def login():
 @bp.post("/logout")
 @login_required
 def logout():
-    logout_user()
+    log_out()
     return redirect(url_for("web.login"))
 
 
-def _conversations(user):
-    return db.session.scalars(
-        select(Conversation)
-        .where(Conversation.user_id == user.id)
-        .order_by(Conversation.updated_at.desc())
-        .limit(50)
-    ).all()
+@bp.post("/language")
+@login_required
+def choose_language():
+    """The user's language, kept with the user: the page, the assistant's answers, names."""
+    chosen = request.form.get("language", "")
+    if chosen not in LANGUAGES:
+        return strings(language())["bad_language"], 400
+    user = authenticated_user()
+    user.language = chosen
+    db.session.commit()
+    return redirect(_safe_next(_path_of(request.referrer)))
 
 
-def _transcript(conversation: Conversation) -> list[dict]:
-    out = []
-    for m in conversation.messages:
-        out.append(
-            {"role": "user", "content": m.content}
-            if m.role == "user"
-            else {"role": "assistant", **message_view(m)}
-        )
-    return out
+def _path_of(url: str | None) -> str | None:
+    """The path of a same-site page we came from (the Referer), to go back to it."""
+    if not url:
+        return None
+    parsed_url = urlparse(url)
+    if parsed_url.netloc and parsed_url.netloc != request.host:
+        return None
+    return parsed_url.path or None
+
+
+# --- the chat page ---------------------------------------------------------------------------
+
+
+def _chat_page(conversation: Conversation | None):
+    user = authenticated_user()
+    lang = language()
+    t = strings(lang)
+    transcript = []
+    if conversation is not None:
+        for m in conversation.messages:
+            if m.role == "user":
+                transcript.append({"role": "user", "content": m.content})
+            else:
+                transcript.append({"role": "assistant", "view": answer_view(m, lang, t)})
+    return render_template(
+        "chat.html",
+        conversations=[(c, _when(c.updated_at, t)) for c in conversations.recent(db.session, user, 50)],
+        conversation=conversation,
+        transcript=transcript,
+        quick_actions=_quick_actions(user, lang),
+        timezone=clock.PLANT.key,
+    )
+
+
+def _when(moment: datetime, t: dict[str, str]) -> str:
+    """When a conversation was last used, in the plant's time: 今天 14:05, 昨天 09:12, 11-02 16:40."""
+    local = moment.replace(tzinfo=UTC).astimezone(clock.PLANT)
+    today = clock.today()
+    if local.date() == today:
+        return f"{t['today']} {local:%H:%M}"
+    if local.date() == today - timedelta(days=1):
+        return f"{t['yesterday']} {local:%H:%M}"
+    if local.year == today.year:
+        return f"{local:%m-%d %H:%M}"
+    return f"{local:%Y-%m-%d}"
+
+
+def _quick_actions(user: User, lang: str) -> list[dict]:
+    """The common asks this user's tools can answer (role and the admins' settings), in their language."""
+    offered = set(manager().registry.toolbox_for(user.role, db.session).names)
+    books = MOVEMENTS_BY_ROLE.get(user.role, frozenset())
+    index = 0 if lang == "zh" else 1
+    actions = []
+    for needs, does, labels, words in QUICK_ACTIONS:
+        tool, _, movement = needs.partition(":")
+        if tool in offered and (not movement or movement in books):
+            actions.append({"does": does, "label": labels[index], "text": words[index]})
+    return actions
 
 
 @bp.get("/")
 @login_required
 def index():
-    user = authenticated_user()
-    return render_template("chat.html", conversations=_conversations(user), conversation=None, transcript=[])
+    return _chat_page(None)
 
 
 @bp.get("/c/<conversation_id>")
 @login_required
 def conversation(conversation_id: str):
-    user = authenticated_user()
-    found = db.session.get(Conversation, conversation_id)
-    if found is None or found.user_id != user.id:
+    try:
+        found = conversations.own_conversation(db.session, authenticated_user(), conversation_id)
+    except NotFound:
         abort(404)
-    return render_template(
-        "chat.html", conversations=_conversations(user), conversation=found, transcript=_transcript(found)
-    )
+    return _chat_page(found)
+
+
+@bp.get("/messages/<message_id>")
+@login_required
+def answer(message_id: str):
+    """One answer as the page draws it: the page's JavaScript puts it in place of the live view."""
+    try:
+        message = manager().own_message(db.session, authenticated_user(), message_id)
+    except NotFound:
+        abort(404)
+    lang = language()
+    return render_template("_answer.html", a=answer_view(message, lang, strings(lang)))
+
+
+@bp.get("/calls/<tool_call_id>/all")
+@login_required
+def all_rows(tool_call_id: str):
+    """Every row of a list the assistant showed the first of ("show all"): the same tool asked
+    again with its largest page, through the same checks as any call (assistant/direct.py)."""
+    user = authenticated_user()
+    found = db.session.execute(
+        select(ToolCallRecord, ChatMessage)
+        .join(ToolRound, ToolCallRecord.round_id == ToolRound.id)
+        .join(ChatMessage, ToolRound.message_id == ChatMessage.id)
+        .join(Conversation, ChatMessage.conversation_id == Conversation.id)
+        .where(ToolCallRecord.call_id == tool_call_id, Conversation.user_id == user.id)
+    ).first()
+    if found is None or found[0].name not in PAGED_TOOLS:
+        abort(404)
+    call, message = found
+    arguments = parsed(call.approved_arguments or call.arguments)
+    arguments = {**(arguments if isinstance(arguments, dict) else {}), "limit": PAGED_TOOLS[call.name]}
+    result = direct_calls().call(db.session, user, call.name, arguments, source="web")
+    lang = language()
+    t = strings(lang)
+    table = result_table(parsed(result.content), Cells(lang, t, place_names(lang)))
+    template = "_rows.html" if request.headers.get("X-Requested-With") == "fetch" else "rows.html"
+    return render_template(template, table=table, error=None if table else t["failed"], message=message)
+
+
+# --- the no-JavaScript path ------------------------------------------------------------------
 
 
 @bp.post("/ask")
 @login_required
 @chat_limit
 def ask():
-    """The no-JavaScript path: run the loop to its end, then show the conversation."""
+    """Run the loop to its end, then show the conversation."""
     user = authenticated_user()
     try:
         turn = manager().prepare_message(
@@ -110,7 +246,7 @@ def ask():
         )
     except DomainError as exc:
         flash(exc.message, "error")
-        return redirect(request.referrer or url_for("web.index"))
+        return redirect(_safe_next(_path_of(request.referrer)))
     for _event in manager().run(db.session, turn):
         pass
     return redirect(url_for("web.conversation", conversation_id=turn.conversation_id))
@@ -119,20 +255,40 @@ def ask():
 @bp.post("/messages/<message_id>/decision")
 @login_required
 def decide(message_id: str):
+    """Approve (with the quantity as the user changed it) or reject (with a reason)."""
     user = authenticated_user()
+    if request.form.get("decision") not in ("approve", "reject"):
+        return strings(language())["bad_decision"], 400
+    approve = request.form.get("decision") == "approve"
     try:
-        turn, call_ids, approve = manager().prepare_decision(
+        edited = _edited_quantity(request.form.get("quantity"), request.form.get("asked_quantity"))
+        decision = decisions().prepare(
             db.session,
             user,
             message_id,
-            request.form.get("decision") == "approve",
+            approve,
             request.form.get("tool_call_id") or None,
+            arguments=edited if approve else None,
+            reason=(request.form.get("reason") or "").strip()[:500] or None,
         )
     except DomainError as exc:
         if exc.http_status == 404:
             abort(404)
         flash(exc.message, "error")
-        return redirect(request.referrer or url_for("web.index"))
-    for _event in manager().decide(db.session, turn, call_ids, approve):
+        return redirect(_safe_next(_path_of(request.referrer)))
+    for _event in decisions().decide(db.session, decision):
         pass
-    return redirect(url_for("web.conversation", conversation_id=turn.conversation_id))
+    return redirect(url_for("web.conversation", conversation_id=decision.turn.conversation_id))
+
+
+def _edited_quantity(given: str | None, asked: str | None) -> dict | None:
+    """{"quantity": n} when the card's quantity was changed, else None (approve as asked)."""
+    if not given or given.strip() == (asked or "").strip():
+        return None
+    try:
+        quantity = Decimal(given.strip())
+    except InvalidOperation:
+        raise DomainError(f"the quantity must be a number, got {given[:40]!r}") from None
+    if not quantity.is_finite():
+        raise DomainError("the quantity must be a number")
+    return {"quantity": int(quantity) if quantity == quantity.to_integral_value() else float(quantity)}

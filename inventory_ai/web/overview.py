@@ -1,0 +1,74 @@
+"""The overview page (/overview): stock value by warehouse and by category, what is below its reorder
+point, and today's movements, for a look instead of a question.
+
+Each part is shown to those whose tools may show it (their role and the admins' settings), the same
+rule as in chat: whoever may not ask for stock figures does not see them here either.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC
+from decimal import Decimal
+
+from flask import render_template
+from flask_login import login_required
+
+from inventory_ai.assistant.setup import manager
+from inventory_ai.auth import authenticated_user
+from inventory_ai.extensions import db
+from inventory_ai.services import clock, stats
+from inventory_ai.web import bp, charts
+from inventory_ai.web.i18n import language, place_names, strings
+from inventory_ai.web.tables import TABLE_COLUMNS, Cells, rows_table
+
+LOW_STOCK_ROWS = 50
+TODAY_ROWS = 100
+# Today's movements: the movement table's columns, with the time of day instead of the date.
+TODAY_COLUMNS = [("time", "time"), *(c for c in TABLE_COLUMNS["movements"] if c[0] != "date")]
+
+
+@bp.get("/overview")
+@login_required
+def overview():
+    user = authenticated_user()
+    lang = language()
+    t = strings(lang)
+    cells = Cells(lang, t, place_names(lang))
+    offered = set(manager().registry.toolbox_for(user.role, db.session).names)
+    everywhere = stats.Scope()
+    page: dict = {}
+    if "get_inventory_stats" in offered:
+        figures = stats.inventory_stats(db.session, everywhere)
+
+        def cny(value: Decimal) -> str:
+            return t["yuan"].format(value=f"{value:,.0f}")
+
+        page["figures"] = figures
+        page["total_value"] = t["yuan"].format(value=f"{Decimal(figures['total_value_cny']):,.2f}")
+        page["by_warehouse"] = charts.bars(
+            [(cells.place(r["warehouse"]), Decimal(r["value_cny"])) for r in figures["by_warehouse"]],
+            t["value_by_warehouse"],
+            cny,
+        )
+        page["by_category"] = charts.bars(
+            [(cells.place(r["category"]), Decimal(r["value_cny"])) for r in figures["by_category"]],
+            t["value_by_category"],
+            cny,
+        )
+    if "list_low_stock" in offered:
+        low = stats.low_stock(db.session, everywhere, limit=LOW_STOCK_ROWS)
+        page["low"] = rows_table(low["items"], TABLE_COLUMNS["items"], cells)
+        page["low"].total = low["total"]
+    if "get_stock_movements" in offered:
+        found = stats.movements(db.session, stats.MovementFilter(days=1), limit=TODAY_ROWS)
+        page["today"] = rows_table([_movement(mv) for mv in found["rows"]], TODAY_COLUMNS, cells)
+        page["today"].total = found["total"]
+    return render_template("overview.html", **page)
+
+
+def _movement(mv) -> dict:
+    """One ledger row as the movement tables show it, at the plant's time of day."""
+    return {
+        "time": mv.created_at.replace(tzinfo=UTC).astimezone(clock.PLANT).strftime("%H:%M"),
+        **stats.movement_row(mv),
+    }

@@ -1,0 +1,92 @@
+"""The sign-off page (/approvals) for warehouse managers and admins: large bookings that wait for a
+second person, approved or rejected here with a reason. The same decision as
+POST /api/v1/approvals/{tool_call_id}/decision (assistant/decisions.py): exactly one decision wins,
+nobody signs off their own, and the requester's answer resumes in its conversation.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from flask import flash, redirect, render_template, request, url_for
+from flask_login import login_required
+from sqlalchemy import select
+
+from inventory_ai.assistant.setup import decisions, manager
+from inventory_ai.auth import authenticated_user
+from inventory_ai.database import writing
+from inventory_ai.errors import DomainError
+from inventory_ai.extensions import db
+from inventory_ai.models import User
+from inventory_ai.services import approvals, clock
+from inventory_ai.web import bp
+from inventory_ai.web.i18n import language, strings
+
+
+def _signers_only():
+    """None for a manager or an admin; else the page that says who signs off (403)."""
+    if authenticated_user().role in approvals.SIGNERS:
+        return None
+    return render_template("message.html", text=strings(language())["signers_only"]), 403
+
+
+def _local(moment: datetime) -> str:
+    return moment.replace(tzinfo=UTC).astimezone(clock.PLANT).strftime("%Y-%m-%d %H:%M")
+
+
+@bp.get("/approvals")
+@login_required
+def approvals_page():
+    refused = _signers_only()
+    if refused is not None:
+        return refused
+    with writing(db.session):  # expired sign-offs are ended first, as the API does
+        manager().recovery.expire_signoffs(db.session)
+        db.session.commit()
+    waiting = approvals.waiting(db.session)
+    names = dict(
+        db.session.execute(
+            select(User.id, User.username).where(User.id.in_({s.requested_by_id for s in waiting}))
+        ).all()
+    )
+    me = authenticated_user().id
+    items = [
+        {
+            "tool_call_id": s.call.call_id,
+            "description": s.call.description or s.call.name,
+            "value": f"{s.value_cny:.2f}",
+            "requested_by": names.get(s.requested_by_id, ""),
+            "requested_at": _local(s.created_at),
+            "expires_at": _local(s.expires_at),
+            "own": s.requested_by_id == me,
+        }
+        for s in waiting
+    ]
+    return render_template("approvals.html", items=items)
+
+
+@bp.post("/approvals/<tool_call_id>/decision")
+@login_required
+def sign_off(tool_call_id: str):
+    refused = _signers_only()
+    if refused is not None:
+        return refused
+    t = strings(language())
+    if request.form.get("decision") not in ("approve", "reject"):
+        flash(t["bad_decision"], "error")
+        return redirect(url_for("web.approvals_page"))
+    approve = request.form.get("decision") == "approve"
+    reason = (request.form.get("reason") or "").strip()[:500] or None
+    try:
+        decision = decisions().prepare_signoff(
+            db.session, authenticated_user(), tool_call_id, approve, reason
+        )
+    except DomainError as exc:
+        flash(exc.message, "error")
+        return redirect(url_for("web.approvals_page"))
+    signoff = approvals.of_call(db.session, tool_call_id)
+    what = signoff.call.description or signoff.call.name
+    for _event in decisions().decide(db.session, decision):
+        pass
+    flash(t["signed_approved" if approve else "signed_rejected"].format(what=what), "success")
+    return redirect(url_for("web.approvals_page"))
