@@ -1,93 +1,19 @@
-"""Fixtures: a seeded template database built once per session, and a fresh copy for every test.
-
-SQLite (default): the template is a file, copied per test. PostgreSQL (when
-INVENTORY_AI_TEST_DATABASE_URL is set): the template is a database, cloned per test with
-CREATE DATABASE … TEMPLATE. Either way each test starts from the same seeded state.
-"""
+"""Fixtures: small and named for what they give (databases, an app, clients, a logged-in helper).
+Helpers that are not fixtures live in tests/support/."""
 
 from __future__ import annotations
 
-import itertools
-import os
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
-import flask_migrate
 import pytest
-from flask import g, has_app_context
-from flask.testing import FlaskClient
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from inventory_ai import create_app
 from inventory_ai.config import config_for_tests
 from inventory_ai.extensions import db
 from inventory_ai.models import User
-from inventory_ai.services.seeding import seed
-
-PASSWORD = "demo-password"
-TEST_DATABASE_URL = os.environ.get("INVENTORY_AI_TEST_DATABASE_URL")
-_counter = itertools.count()
-
-
-def build_seeded(url: str) -> None:
-    app = create_app(config_for_tests(url))
-    with app.app_context():
-        flask_migrate.upgrade()
-        seed(db.session, PASSWORD)
-        if db.engine.dialect.name == "sqlite":
-            db.session.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))
-        db.session.remove()
-        db.engine.dispose()
-
-
-class SqliteDatabases:
-    def __init__(self, root: Path):
-        self.root = root
-        self.template = root / "template.db"
-        build_seeded(f"sqlite:///{self.template}")
-
-    def fresh(self) -> str:
-        path = self.root / f"test_{next(_counter)}.db"
-        shutil.copyfile(self.template, path)
-        return f"sqlite:///{path}"
-
-    def drop(self, url: str) -> None:
-        for suffix in ("", "-wal", "-shm"):
-            Path(make_url(url).database + suffix).unlink(missing_ok=True)
-
-    def close(self) -> None:
-        pass
-
-
-class PostgresDatabases:
-    def __init__(self, url: str):
-        self.url = make_url(url)
-        self.admin = create_engine(self.url, isolation_level="AUTOCOMMIT")
-        self.template_name = f"iai_tpl_{os.getpid()}"
-        self._exec(f'DROP DATABASE IF EXISTS "{self.template_name}"')
-        self._exec(f'CREATE DATABASE "{self.template_name}"')
-        build_seeded(self._url_for(self.template_name))
-
-    def _url_for(self, name: str) -> str:
-        return self.url.set(database=name).render_as_string(hide_password=False)
-
-    def _exec(self, sql: str) -> None:
-        with self.admin.connect() as conn:
-            conn.execute(text(sql))
-
-    def fresh(self) -> str:
-        name = f"iai_t_{os.getpid()}_{next(_counter)}"
-        self._exec(f'CREATE DATABASE "{name}" TEMPLATE "{self.template_name}"')
-        return self._url_for(name)
-
-    def drop(self, url: str) -> None:
-        self._exec(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
-
-    def close(self) -> None:
-        self._exec(f'DROP DATABASE IF EXISTS "{self.template_name}" WITH (FORCE)')
-        self.admin.dispose()
+from tests.support.clients import AuthActions, FreshUserClient
+from tests.support.dashscope_stub import DashScopeStub
+from tests.support.databases import TEST_DATABASE_URL, PostgresDatabases, SqliteDatabases
 
 
 @pytest.fixture(scope="session")
@@ -106,16 +32,6 @@ def database_url(databases) -> Iterator[str]:
     url = databases.fresh()
     yield url
     databases.drop(url)
-
-
-class FreshUserClient(FlaskClient):
-    """The fixture keeps an app context pushed for db access, and Flask-Login caches the user in
-    `g`; a real server starts every request without it, so this client does too."""
-
-    def open(self, *args, **kwargs):
-        if has_app_context():
-            g.pop("_login_user", None)
-        return super().open(*args, **kwargs)
 
 
 @pytest.fixture
@@ -171,22 +87,6 @@ def session(app):
     return db.session
 
 
-class AuthActions:
-    """Log a test client in through the API and send the CSRF token on its later writes."""
-
-    def __init__(self, client):
-        self.client = client
-
-    def login(self, username: str = "staff", password: str = PASSWORD):
-        response = self.client.post("/api/v1/auth/login", json={"username": username, "password": password})
-        if response.status_code == 200:
-            self.client.environ_base["HTTP_X_CSRFTOKEN"] = response.json["csrf_token"]
-        return response
-
-    def logout(self):
-        return self.client.post("/api/v1/auth/logout")
-
-
 @pytest.fixture
 def auth(client):
     return AuthActions(client)
@@ -198,3 +98,31 @@ def user(session):
         return session.query(User).filter_by(username=username).one()
 
     return get
+
+
+@pytest.fixture
+def stub():
+    """A local server that speaks DashScope's protocol; the real SDK is pointed at it."""
+    with DashScopeStub() as server:
+        yield server
+
+
+@pytest.fixture
+def qwen_app(app_with, stub):
+    """`qwen_app(**settings)`: an app on a fresh database whose model is Qwen through the real SDK,
+    answered by `stub`. No fallback unless a test names one: most are about the model failing."""
+
+    def make(**settings):
+        config = config_for_tests("")
+        config.llm_provider, config.dashscope_api_key, config.dashscope_base_url = (
+            "dashscope",
+            "sk-test",
+            stub.base_url,
+        )
+        config.model_backoff_seconds = 0.01
+        config.llm_fallback = ()
+        for key, value in settings.items():
+            setattr(config, key, value)
+        return app_with(config)
+
+    return make

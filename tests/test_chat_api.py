@@ -34,10 +34,17 @@ def test_the_offline_assistant_answers_the_seed_example(client, auth):
     assert body["status"] == "completed"
     assert body["rounds"][0]["tool_calls"][0]["name"] == "search_materials"
     assert body["rounds"][0]["tool_calls"][0]["arguments"] == {"keyword": "面粉"}
-    assert "高筋面粉 (M001)" in body["reply"] and "低筋面粉 (M002)" in body["reply"]
+    # One line: how many and the best match; the rows are the result, drawn as a table, not repeated.
+    assert "13" in body["reply"] and "高筋面粉 (M001)" in body["reply"] and "低筋面粉" not in body["reply"]
+    found = json.loads(body["rounds"][0]["results"][0]["content"])
+    assert [m["code"] for m in found["materials"][:2]] == ["M001", "M002"]
     low = client.post("/api/v1/chat", json={"message": "what is running low?"}).json
     assert low["rounds"][0]["tool_calls"][0]["name"] == "list_low_stock"
-    assert "below their reorder point" in low["reply"] and "Cake Flour" in low["reply"]
+    # One line in words; the rows themselves are in the result (the page draws them as a table).
+    assert low["reply"].startswith(
+        "16 materials are below their reorder point; the most urgent is Cocoa Mass (M136)"
+    )
+    assert len(json.loads(low["rounds"][0]["results"][0]["content"])["items"]) == 10
 
 
 def test_booking_through_the_api_with_approval(client, auth, session):

@@ -33,8 +33,8 @@ from inventory_ai.assistant.types import (
 from inventory_ai.config import config_for_tests
 from inventory_ai.extensions import db
 from inventory_ai.logging import configure_logging
-from tests.conftest import AuthActions
-from tests.dashscope_stub import DashScopeStub, Error, NonJson, Reply, StreamError, tool_call
+from tests.support.clients import AuthActions
+from tests.support.dashscope_stub import Error, NonJson, Reply, StreamError, tool_call
 
 API_KEY = "sk-test-0123456789abcdef"
 SEARCH = ToolSpec(
@@ -47,12 +47,6 @@ SEARCH = ToolSpec(
         "additionalProperties": False,
     },
 )
-
-
-@pytest.fixture
-def stub():
-    with DashScopeStub() as server:
-        yield server
 
 
 def provider(stub, breaker=None, **kw) -> DashScopeProvider:
@@ -261,6 +255,7 @@ def dashscope_app(database_url, tmp_path, monkeypatch, stub):
         stub.base_url,
     )
     config.model_backoff_seconds = 0.01
+    config.llm_fallback = ()  # these tests are about the model itself failing: no fallback answers
     app = create_app(config)
     with app.app_context():
         yield app
@@ -294,9 +289,11 @@ def test_the_seed_example_end_to_end_as_json(dashscope_app, stub):
     body = response.json
     assert response.status_code == 200 and body["status"] == "completed"
     assert body["reply"] == "为您找到：高筋面粉、低筋面粉。"
-    assert body["rounds"][0]["tool_calls"] == [
-        {"id": "call_flour", "name": "search_materials", "arguments": {"keyword": "面粉"}}
-    ]
+    [asked] = body["rounds"][0]["tool_calls"]
+    assert asked["name"] == "search_materials" and asked["arguments"] == {"keyword": "面粉"}
+    # The product's own id for the call (the model's may repeat), the same in calls and results.
+    assert asked["id"].startswith("call_") and asked["id"] != "call_flour"
+    assert body["rounds"][0]["results"][0]["tool_call_id"] == asked["id"]
     assert body["rounds"][0]["assistant_response"] == "我来查一下。"
     assert body["usage"] == {"input_tokens": 24, "output_tokens": 14}
     # What went back to the model: the assistant's call unchanged, one tool message with its id.
@@ -331,7 +328,11 @@ def test_the_seed_example_end_to_end_as_server_sent_events(dashscope_app, stub):
         for block in response.get_data(as_text=True).strip().split("\n\n")
     ]
     kinds = [k for k, _ in events]
-    assert kinds[0] == "delta" and kinds[-1] == "done"
+    assert kinds[0] == "start" and kinds[1] == "delta" and kinds[-1] == "done"
+    assert events[0][1] == {
+        "conversation_id": events[-1][1]["conversation_id"],
+        "message_id": events[-1][1]["message_id"],
+    }
     assert kinds.index("tool_call_start") < kinds.index("tool_result") < len(kinds) - 1
     start = dict(events)["tool_call_start"]
     assert start["name"] == "search_materials" and start["arguments"] == {"keyword": "面粉"}
@@ -354,3 +355,23 @@ def test_an_open_breaker_is_a_503_with_retry_after_and_the_message_is_kept(dashs
         f"/api/v1/conversations/{second.json['error']['details']['conversation_id']}"
     ).json
     assert conversation["messages"][0]["content"] == "还在吗"  # the user's words were stored
+
+
+def test_the_model_session_reads_the_environment_once_per_host(monkeypatch):
+    """Proxies and the CA bundle from the environment still apply, read once rather than per call
+    (a scan of every variable each time was most of a millisecond a model call)."""
+    from inventory_ai.assistant.providers.dashscope import model_http_session
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.plant.example:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    session = model_http_session()
+    first = session.merge_environment_settings("https://dashscope.aliyuncs.com/api/v1", {}, True, None, None)
+    assert first["proxies"]["https"] == "http://proxy.plant.example:3128" and first["stream"] is True
+    monkeypatch.setenv("HTTPS_PROXY", "http://another.example:8080")
+    again = session.merge_environment_settings("https://dashscope.aliyuncs.com/x", {}, None, None, None)
+    assert again["proxies"]["https"] == "http://proxy.plant.example:3128"  # as read at the first call
+    own = session.merge_environment_settings(
+        "https://dashscope.aliyuncs.com/x", {"https": "http://p:1"}, None, None, None
+    )
+    assert own["proxies"]["https"] == "http://p:1"  # a call's own proxies win, as in requests

@@ -2,53 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import requests
+from sqlalchemy import select
 
-from tests.serving import free_port, wait_until_healthy
-
-REPO = Path(__file__).resolve().parent.parent
-GUNICORN = Path(sys.executable).parent / "gunicorn"
+from tests.support.serving import serve_gunicorn as serve
 
 
 @pytest.fixture
 def served(database_url, tmp_path):
-    if not GUNICORN.exists():
-        pytest.skip("gunicorn is not installed in this environment")
-    port = free_port()
-    env = {
-        **os.environ,
-        "INVENTORY_AI_DATABASE_URL": database_url,
-        "INVENTORY_AI_ENV": "production",
-        "INVENTORY_AI_SECRET_KEY": "gunicorn-test-secret-0123456789",
-        "INVENTORY_AI_LLM_PROVIDER": "offline",
-        "INVENTORY_AI_BIND": f"127.0.0.1:{port}",
-        "INVENTORY_AI_WORKERS": "2",
-        "INVENTORY_AI_THREADS": "4",
-        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
-        "PYTHONPATH": str(REPO),
-    }
-    (tmp_path / "metrics").mkdir()
-    server = subprocess.Popen(
-        [GUNICORN, "-c", str(REPO / "gunicorn.conf.py"), "--chdir", str(REPO), "wsgi:app"],
-        env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        assert wait_until_healthy(base, server), "gunicorn did not start"
-        yield base, server
-    finally:
-        if server.poll() is None:
-            server.kill()
-        server.wait(timeout=10)
-        server.stderr.close()
+    yield from serve(database_url, tmp_path)
 
 
 def test_probes_and_scrapes_over_plain_http_and_sigterm_stops_cleanly(served):
@@ -65,4 +34,72 @@ def test_probes_and_scrapes_over_plain_http_and_sigterm_stops_cleanly(served):
     assert requests.get(f"{base}/login", allow_redirects=False, timeout=5).status_code == 302  # https
     server.send_signal(signal.SIGTERM)
     assert server.wait(timeout=30) == 0
-    assert "Traceback" not in server.stderr.read()
+    assert "Traceback" not in server.log_path.read_text()
+
+
+def test_an_answer_whose_worker_was_killed_ends_and_frees_its_conversation(app, database_url, tmp_path):
+    """SIGKILL the worker while the model is still talking: the answer is left `running` by a
+    process that no longer exists. The respawned worker's sweep ends it `failed` (interrupted)
+    within INVENTORY_AI_ANSWER_STALE_SECONDS, and the conversation takes the next message."""
+    import threading
+    import time
+
+    from inventory_ai.auth import issue_token
+    from inventory_ai.extensions import db
+    from inventory_ai.models import ChatMessage, User
+    from tests.support.dashscope_stub import DashScopeStub, Reply
+
+    staff = db.session.query(User).filter_by(username="staff").one()
+    _, token = issue_token(staff, "crash")
+    db.session.commit()
+    headers = {"Authorization": f"Bearer {token}", "X-Forwarded-Proto": "https"}
+    with DashScopeStub() as stub:
+        stub.then(Reply(content="太慢了", delay=60), Reply(content="在的"))
+        server_env = {
+            "INVENTORY_AI_LLM_PROVIDER": "dashscope",
+            "DASHSCOPE_API_KEY": "sk-crash-test",
+            "DASHSCOPE_HTTP_BASE_URL": stub.base_url,
+            "INVENTORY_AI_ANSWER_STALE_SECONDS": "5",
+        }
+        for base, server in serve(database_url, tmp_path, workers=1, **server_env):
+
+            def ask_and_be_cut_off(base=base):
+                with contextlib.suppress(requests.RequestException):  # its worker dies under it
+                    requests.post(
+                        f"{base}/api/v1/chat", json={"message": "你好"}, headers=headers, timeout=90
+                    )
+
+            hung = threading.Thread(target=ask_and_be_cut_off, daemon=True)
+            hung.start()
+            running = None
+            for _ in range(100):
+                db.session.commit()
+                running = db.session.scalar(select(ChatMessage).where(ChatMessage.status == "running"))
+                if running is not None:
+                    break
+                time.sleep(0.1)
+            assert running is not None, "the answer never started"
+            for _ in range(100):  # kill it while the model is talking, not before it was asked
+                if stub.requests:
+                    break
+                time.sleep(0.1)
+            assert stub.requests, "the model was never asked"
+            worker = int(Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()[0])
+            os.kill(worker, signal.SIGKILL)
+            started = time.monotonic()
+            ended = None
+            while time.monotonic() - started < 30:
+                db.session.commit()
+                ended = db.session.get(ChatMessage, running.id)
+                db.session.refresh(ended)
+                if ended.status != "running":
+                    break
+                time.sleep(0.5)
+            assert ended.status == "failed" and ended.error_code == "interrupted", ended.status
+            again = requests.post(
+                f"{base}/api/v1/chat",
+                json={"message": "还在吗", "conversation_id": running.conversation_id},
+                headers=headers,
+                timeout=30,
+            )
+            assert again.status_code == 200 and again.json()["reply"] == "在的"

@@ -14,13 +14,13 @@ from sqlalchemy import func, select
 
 from inventory_ai.assistant.events import ConfirmationRequired, Delta, Done, ToolResultEvent
 from inventory_ai.assistant.providers.base import ProviderError
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.setup import decisions, manager
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.assistant.types import ModelReply
 from inventory_ai.errors import Conflict, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, ChatMessage, Intent, Material, ModelCall, StockLevel, ToolSetting
-from tests.scripted import ScriptedProvider, answer, call, calls, use
+from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
 
 def run(app, username: str, text: str, conversation_id: str | None = None):
@@ -155,6 +155,7 @@ def test_schema_errors_are_all_listed(app):
 def test_a_tool_that_crashes_becomes_a_clean_error(app):
     class Crashing(ToolExecutor):
         name = "crashing_tool"
+        labels = help = ("测试", "test")
         description = "crashes"
         parameters = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -172,6 +173,7 @@ def test_a_tool_that_crashes_becomes_a_clean_error(app):
 def test_a_tool_that_times_out_is_reported_and_the_loop_goes_on(app):
     class Slow(ToolExecutor):
         name = "slow_tool"
+        labels = help = ("测试", "test")
         description = "slow"
         parameters = {"type": "object", "properties": {}, "additionalProperties": False}
         timeout_seconds = 0.2
@@ -202,6 +204,7 @@ class Recorder:
 
         class Recorded(ToolExecutor):
             description = "records when it runs"
+            labels = help = ("测试", "test")
             parameters = {
                 "type": "object",
                 "properties": {"n": {"type": "integer"}},
@@ -308,7 +311,7 @@ def test_tool_call_budget_per_message(app):
 
 
 def test_large_results_are_compacted_not_cut(app):
-    app.extensions["inventory_ai.assistant"].result_budget_chars = 1500
+    manager().calls.result_budget_chars = 1500
     model = use(
         app, ScriptedProvider(calls(call("search_materials", {"keyword": "粉", "limit": 50})), answer("ok"))
     )
@@ -346,8 +349,9 @@ def test_booking_waits_for_approval_then_books_and_resumes(app, session):
     assert confirm.pending[0].description == "出库 20 kg 高筋面粉 (M001)，主仓库"
     assert m001_level(session) == Decimal("100")  # nothing booked yet
 
-    turn, call_ids, approve = manager().prepare_decision(session, _user("staff"), turn.message_id, True)
-    events = list(manager().decide(session, turn, call_ids, approve))
+    decision = decisions().prepare(session, _user("staff"), turn.message_id, True)
+    events = list(decisions().decide(session, decision))
+    turn = decision.turn
     assert m001_level(session) == Decimal("80")
     result = [e for e in events if isinstance(e, ToolResultEvent)][0]
     assert result.status == "success" and json.loads(result.content)["level_after"] == "80"
@@ -359,8 +363,9 @@ def test_booking_waits_for_approval_then_books_and_resumes(app, session):
 def test_rejecting_tells_the_model_and_books_nothing(app, session):
     model = use(app, ScriptedProvider(calls(booking()), answer("好的，已取消。")))
     turn, _, _ = run(app, "staff", "出库20公斤高筋面粉")
-    turn, call_ids, approve = manager().prepare_decision(session, _user("staff"), turn.message_id, False)
-    list(manager().decide(session, turn, call_ids, approve))
+    decision = decisions().prepare(session, _user("staff"), turn.message_id, False)
+    list(decisions().decide(session, decision))
+    turn = decision.turn
     assert m001_level(session) == Decimal("100")
     assert content(model.requests[1])["error"]["message"] == "declined by the user"
     assert session.get(ChatMessage, turn.message_id).status == "completed"
@@ -375,8 +380,8 @@ def test_pending_confirmation_survives_a_restart(app, session, database_url, app
     with restarted.app_context():
         use(restarted, ScriptedProvider(answer("done after restart")))
         staff = _user("staff")
-        t, ids, approve = manager().prepare_decision(db.session, staff, turn.message_id, True)
-        list(manager().decide(db.session, t, ids, approve))
+        decision = decisions().prepare(db.session, staff, turn.message_id, True)
+        list(decisions().decide(db.session, decision))
         assert m001_level(db.session) == Decimal("80")
         assert db.session.get(ChatMessage, turn.message_id).content == "done after restart"
 
@@ -385,32 +390,26 @@ def test_only_the_owner_may_decide(app, session):
     use(app, ScriptedProvider(calls(booking())))
     turn, _, _ = run(app, "staff", "出库")
     with pytest.raises(NotFound):
-        manager().prepare_decision(session, _user("manager"), turn.message_id, True)
+        decisions().prepare(session, _user("manager"), turn.message_id, True)
 
 
 def test_decision_twice_is_a_conflict_and_books_once(app, session):
     use(app, ScriptedProvider(calls(booking()), answer("ok")))
     turn, _, _ = run(app, "staff", "出库")
-    t, ids, approve = manager().prepare_decision(session, _user("staff"), turn.message_id, True)
-    list(manager().decide(session, t, ids, approve))
+    decision = decisions().prepare(session, _user("staff"), turn.message_id, True)
+    list(decisions().decide(session, decision))
     with pytest.raises(Conflict):
-        manager().prepare_decision(session, _user("staff"), turn.message_id, True)
+        decisions().prepare(session, _user("staff"), turn.message_id, True)
     assert m001_level(session) == Decimal("80")
 
 
-def test_a_booking_that_cannot_be_made_fails_before_asking(app, session):
-    model = use(app, ScriptedProvider(calls(booking(quantity=500)), answer("not enough")))
+def test_a_booking_larger_than_the_stock_is_refused_before_asking_and_says_what_is_on_hand(app, session):
+    model = use(app, ScriptedProvider(calls(booking(quantity=500)), answer("库存不足")))
     _, _, message = run(app, "staff", "出库500公斤")
-    # Describing resolves names and units; stock is checked when booked, so this one still asks.
-    assert message.status == "awaiting_confirmation"
-    model.steps.append(answer("库存不足"))
-    t, ids, approve = manager().prepare_decision(session, _user("staff"), message.id, True)
-    list(manager().decide(session, t, ids, approve))
+    assert message.status == "completed"  # no confirmation card for what cannot be booked
     error = content(model.requests[1])["error"]
-    assert (
-        error["type"] == "ExecutionFailed"
-        and "insufficient stock: have 100 kg, asked 500 kg" in error["message"]
-    )
+    assert error["type"] == "ExecutionFailed"
+    assert error["message"] == "库存不足：主仓库现有高筋面粉 (M001) 100 kg，要出库 500 kg"
     assert m001_level(session) == Decimal("100")
 
 
@@ -456,7 +455,7 @@ def test_staff_may_not_adjust_but_managers_may(app, session):
 def test_cancel_stops_at_the_next_safe_point(app, session):
     def cancel_then_call(request):
         waiting = session.scalar(select(ChatMessage).where(ChatMessage.status == "running"))
-        manager().cancel(session, _user("staff"), waiting.id)
+        decisions().cancel(session, _user("staff"), waiting.id)
         return calls(call("list_low_stock", {}))
 
     use(app, ScriptedProvider(cancel_then_call, answer("should not be asked")))
@@ -468,7 +467,7 @@ def test_cancel_stops_at_the_next_safe_point(app, session):
 def test_cancel_while_awaiting_confirmation_declines_the_booking(app, session):
     use(app, ScriptedProvider(calls(booking())))
     turn, _, _ = run(app, "staff", "出库")
-    message = manager().cancel(session, _user("staff"), turn.message_id)
+    message = decisions().cancel(session, _user("staff"), turn.message_id)
     assert message.status == "cancelled"
     assert message.rounds[0].calls[0].status == "declined"
     assert m001_level(session) == Decimal("100")
@@ -579,6 +578,7 @@ def test_admins_can_grant_a_tool_to_another_role(app, session):
 
 class Spy(ToolExecutor):
     name = "admin_spy"
+    labels = help = ("测试", "test")
     description = "admin only; records executions"
     parameters = {"type": "object", "properties": {"x": {"type": "integer"}}, "additionalProperties": False}
     allowed_roles = frozenset({"admin"})
@@ -631,7 +631,7 @@ def test_random_tool_calls_never_escape_the_manager(app, rounds):
     assert message.status in ("completed", "awaiting_confirmation")
     assert events[-1].kind in ("done", "confirmation_required")
     if message.status == "awaiting_confirmation":
-        manager().cancel(db.session, _user("staff"), message.id)
+        decisions().cancel(db.session, _user("staff"), message.id)
 
 
 def test_model_reply_with_tool_calls_and_stop_reason_still_runs_the_tools(app):

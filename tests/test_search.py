@@ -8,7 +8,7 @@ from sqlalchemy import select
 from inventory_ai.models import Material
 from inventory_ai.services.catalog import find_category, find_warehouse
 from inventory_ai.services.search import SearchFilters, index_material, search_materials
-from tests.factories import MaterialFactory
+from tests.support.factories import MaterialFactory
 
 
 def codes(page) -> list[str]:

@@ -15,8 +15,8 @@ from inventory_ai.extensions import db
 from inventory_ai.logging import configure_logging
 from inventory_ai.models import AuditEvent, ToolCallRecord
 from inventory_ai.services.screening import screen
-from tests.conftest import PASSWORD
-from tests.scripted import ScriptedProvider, answer, call, calls, use
+from tests.support.databases import PASSWORD
+from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
 CANARY_KEY = "sk-canary0123456789abcdef"
 CANARY_MAIL = "zhang.wei@example-bakery.cn"
@@ -25,6 +25,7 @@ CANARY_PATH = "/srv/inventory_ai/secret/config.py"
 
 class Leaky(ToolExecutor):
     name = "leaky_tool"
+    labels = help = ("测试", "test")
     description = "fails with secrets in its exception"
     parameters = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -42,7 +43,7 @@ def test_canaries_leak_nowhere(app, client, auth, session):
     auth.login("staff")
     response = client.post("/api/v1/chat", json={"message": "run it"})
     sent_to_model = model.requests[1].messages[-1].content
-    stored = session.scalar(select(ToolCallRecord.content).where(ToolCallRecord.call_id == "call_leak"))
+    stored = session.scalar(select(ToolCallRecord.content).where(ToolCallRecord.model_call_id == "call_leak"))
     for place, text in (
         ("response", response.get_data(as_text=True)),
         ("model", sent_to_model),

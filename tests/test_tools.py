@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import select
 
 from inventory_ai.assistant.setup import manager
-from inventory_ai.assistant.tools.base import PermissionDenied, ToolContext
-from inventory_ai.errors import DomainError, NotFound
+from inventory_ai.assistant.tools.base import ToolContext
+from inventory_ai.errors import DomainError, Forbidden, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import ROLES, Intent, PurchaseRequest, User
 
@@ -177,7 +177,7 @@ def test_intent_for_an_unknown_tool_is_refused(session):
 def test_staff_may_not_book_adjustments(session):
     tool = manager().registry.get("record_stock_movement")
     args = dict(CASES["record_stock_movement"][0], movement_type="adjustment", quantity=90)
-    with pytest.raises(PermissionDenied):
+    with pytest.raises(Forbidden, match="may not book adjustment"):  # the model sees PermissionDenied
         tool.execute(args, context(session, "staff"))
 
 

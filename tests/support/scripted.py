@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Iterator
 
 from inventory_ai.assistant.providers.base import ProviderError
+from inventory_ai.assistant.setup import EXTENSION_KEY
 from inventory_ai.assistant.types import ModelReply, ModelRequest, TextDelta, ToolCall, Usage
 
 Step = ModelReply | ProviderError | Callable[[ModelRequest], ModelReply]
@@ -29,6 +30,7 @@ def answer(text: str) -> ModelReply:
 class ScriptedProvider:
     name = "scripted"
     model = "scripted-1"
+    costs_tokens = False
 
     def __init__(self, *steps: Step):
         self.steps = list(steps)
@@ -50,5 +52,5 @@ class ScriptedProvider:
 
 
 def use(app, provider: ScriptedProvider) -> ScriptedProvider:
-    app.extensions["inventory_ai.assistant"].provider_factory = lambda _session: provider
+    app.extensions[EXTENSION_KEY].models.provider_factory = lambda _session: (provider,)
     return provider

@@ -52,7 +52,12 @@ class StreamError:
     chunks: int = 1
 
 
-Behaviour = Reply | Error | NonJson | StreamError | Callable[[dict], "Behaviour"]
+@dataclass
+class Empty:
+    """200 and then nothing: an empty body (JSON) or a stream that ends before its first event."""
+
+
+Behaviour = Reply | Error | NonJson | StreamError | Empty | Callable[[dict], "Behaviour"]
 
 
 def tool_call(name: str, arguments: dict | str, call_id: str | None = None) -> dict:
@@ -144,6 +149,14 @@ class DashScopeStub:
             handler.send_header("Content-Length", str(len(data)))
             handler.end_headers()
             handler.wfile.write(data)
+            return None
+        if isinstance(behaviour, Empty):
+            handler.send_response(200)
+            handler.send_header(
+                "Content-Type", "text/event-stream;charset=UTF-8" if stream else "application/json"
+            )
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
             return None
         if isinstance(behaviour, Reply) and behaviour.delay:
             time.sleep(behaviour.delay)
@@ -320,6 +333,29 @@ def scheduled(phases: list[tuple[str, float]], delay: float, content: str) -> Ca
     return behaviour
 
 
+def booker(delay: float) -> Callable[[dict], Behaviour]:
+    """A model that books what it is asked ("出库 1 kg M012" -> record_stock_movement), then answers
+    with the result: the crash benchmark's model."""
+    import re
+
+    def behaviour(body: dict) -> Behaviour:
+        last = body["input"]["messages"][-1]
+        if last["role"] != "user":
+            return Reply(content="已处理。", delay=delay)
+        code = re.search(r"M\d{3}", last.get("content") or "")
+        arguments = {
+            "material": code.group(0) if code else "M003",
+            "warehouse": "主仓库",
+            "movement_type": "outbound",
+            "quantity": 1,
+            "unit": "kg",
+            "reason": "crash bench",
+        }
+        return Reply(tool_calls=[tool_call("record_stock_movement", arguments)], delay=delay)
+
+    return behaviour
+
+
 def main() -> None:
     """Serve in its own process (benchmarks): prints the base URL, then answers until killed."""
     import argparse
@@ -331,11 +367,12 @@ def main() -> None:
     parser.add_argument(
         "--schedule", default="", help="phases from the first request, e.g. 429:5,ok:40,500:5"
     )
+    parser.add_argument("--book", action="store_true", help="ask for a booking, then answer (bench/crash.py)")
     args = parser.parse_args()
     phases = [
         (kind, float(seconds)) for kind, seconds in (p.split(":") for p in args.schedule.split(",") if p)
     ]
-    behaviour = scheduled(phases, args.delay, args.content)
+    behaviour = booker(args.delay) if args.book else scheduled(phases, args.delay, args.content)
     with DashScopeStub(default=behaviour, port=args.port, record=False) as stub:
         print(stub.base_url, flush=True)
         stub.thread.join()  # until SIGTERM (or Ctrl-C)

@@ -1,0 +1,35 @@
+"""Test clients as a browser or a script would be: a fresh login state per request, and logged in."""
+
+from __future__ import annotations
+
+from flask import g, has_app_context
+from flask.testing import FlaskClient
+
+from tests.support.databases import PASSWORD
+
+
+class FreshUserClient(FlaskClient):
+    """The fixture keeps an app context pushed for db access, and Flask-Login caches the user in
+    `g`; a real server starts every request without it, so this client does too."""
+
+    def open(self, *args, **kwargs):
+        if has_app_context():
+            g.pop("_login_user", None)
+            g.pop("csrf_token", None)  # Flask-WTF caches the session's token in g as well
+        return super().open(*args, **kwargs)
+
+
+class AuthActions:
+    """Log a test client in through the API and send the CSRF token on its later writes."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def login(self, username: str = "staff", password: str = PASSWORD):
+        response = self.client.post("/api/v1/auth/login", json={"username": username, "password": password})
+        if response.status_code == 200:
+            self.client.environ_base["HTTP_X_CSRFTOKEN"] = response.json["csrf_token"]
+        return response
+
+    def logout(self):
+        return self.client.post("/api/v1/auth/logout")

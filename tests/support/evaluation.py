@@ -1,0 +1,267 @@
+"""The offline assistant's evaluation: does an answer call the right tool with the right arguments,
+judged by meaning, not spelling?
+
+Each case (tests/evaluation/*.jsonl) is a request as someone typed it, their role, and what a careful
+person would do: the first tool and its key arguments, or no tool with an outcome (clarify,
+role_refused, off_topic, refused), and optionally a second tool (`then`). An answer is produced by the
+real loop (manager.run with the offline provider, the role's real toolbox, the seeded database).
+Arguments are compared by what they mean: a material by the code it resolves to; a search keyword by
+whether the search finds the expected materials; quantities in the material's unit; periods as the
+dates they cover; warehouses and categories by code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+from inventory_ai.assistant.setup import manager
+from inventory_ai.errors import DomainError
+from inventory_ai.models import ChatMessage, User
+from inventory_ai.services import clock
+from inventory_ai.services.catalog import find_category, find_material, find_warehouse
+from inventory_ai.services.search import SearchFilters, search_materials
+from inventory_ai.services.units import convert
+
+EVALUATION = Path(__file__).resolve().parent.parent / "evaluation"
+NO_TOOL = "(no tool)"
+
+
+def load(name: str) -> list[dict]:
+    """A split of tests/evaluation by name, or any .jsonl file of cases by its path."""
+    path = Path(name) if name.endswith(".jsonl") else EVALUATION / f"{name}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@dataclass
+class Result:
+    case: dict
+    got_tool: str
+    ok: bool
+    why: str = ""
+    calls: list = field(default_factory=list)
+    reply: str = ""
+
+
+def period_dates(label: str, today: date) -> tuple[date, date]:
+    """The local dates a period label covers, [first, last]."""
+    if label == "today":
+        return today, today
+    if label == "yesterday":
+        return today - timedelta(days=1), today - timedelta(days=1)
+    if label == "this_week":
+        return today - timedelta(days=today.weekday()), today
+    if label == "last_week":
+        start = today - timedelta(days=today.weekday() + 7)
+        return start, start + timedelta(days=6)
+    if label == "this_month":
+        return today.replace(day=1), today
+    if label == "last_month":
+        last = today.replace(day=1) - timedelta(days=1)
+        return last.replace(day=1), last
+    if label.startswith("last_") and label.endswith("_days"):
+        n = int(label.split("_")[1])
+        return today - timedelta(days=n - 1), today
+    raise ValueError(label)
+
+
+def call_dates(arguments: dict, today: date) -> tuple[date, date] | None:
+    if "since" in arguments or "until" in arguments:
+        since = date.fromisoformat(arguments["since"]) if arguments.get("since") else None
+        until = date.fromisoformat(arguments["until"]) if arguments.get("until") else today
+        return since, until
+    if "days" in arguments:
+        return today - timedelta(days=int(arguments["days"]) - 1), today
+    return None
+
+
+def _resolves(session, finder, ref, code) -> bool:
+    try:
+        return finder(session, str(ref)).code == code
+    except DomainError:
+        return False
+
+
+def check_arguments(session, expected: dict, arguments: dict, today: date) -> str:
+    """'' when the arguments mean what was expected, else why not."""
+    material = None
+    for key, value in expected.items():
+        got = arguments.get(key)
+        if key == "material":
+            try:
+                material = find_material(session, str(got))
+            except DomainError as exc:
+                return f"material {got!r}: {exc.message}"
+            if material.code != value:
+                return f"material {got!r} is {material.code}, not {value}"
+        elif key == "keyword_finds":
+            keyword = arguments.get("keyword") or ""
+            page = search_materials(session, keyword, SearchFilters(), limit=200)
+            found = {m.code for m in page.materials}
+            if not set(value) <= found:
+                return f"keyword {keyword!r} finds {sorted(found)[:8]}, not all of {value}"
+        elif key in ("warehouse", "to_warehouse"):
+            if got is None or not _resolves(session, find_warehouse, got, value):
+                return f"{key} {got!r} is not {value}"
+        elif key == "category":
+            if got is not None and _resolves(session, find_category, got, value):
+                continue
+            # A category searched by its name finds its materials: as good as the filter.
+            keyword = arguments.get("keyword")
+            category = find_category(session, value)
+            if (
+                keyword
+                and search_materials(session, keyword, SearchFilters(category_id=category.id), limit=1).total
+            ):
+                full = search_materials(session, keyword, limit=200)
+                if all(m.category_id == category.id for m in full.materials):
+                    continue
+            return f"category {got!r} / keyword {keyword!r} is not {value}"
+        elif key == "quantity":
+            if material is None and "material" in arguments:
+                try:
+                    material = find_material(session, str(arguments["material"]))
+                except DomainError as exc:
+                    return f"material: {exc.message}"
+            try:
+                amount = convert(Decimal(str(got)), arguments.get("unit"), material.unit)
+            except (DomainError, ArithmeticError, AttributeError, ValueError) as exc:
+                return f"quantity {got!r} {arguments.get('unit')!r}: {exc}"
+            if amount != Decimal(str(value)):
+                return f"quantity {got} {arguments.get('unit')} is {amount}, not {value}"
+        elif key == "period":
+            want = period_dates(value, today)
+            have = call_dates(arguments, today)
+            if have != want:
+                return f"period {have} is not {value} {want}"
+        elif key == "keywords_include":
+            keywords = [k.lower() for k in arguments.get("keywords", [])]
+            if not all(any(v.lower() in k for k in keywords) for v in value):
+                return f"keywords {keywords} lack {value}"
+        elif key == "tool_name":
+            if got != value:
+                return f"tool_name {got!r} is not {value}"
+        elif isinstance(value, str) and isinstance(got, str):
+            if got.lower() != value.lower():
+                return f"{key} {got!r} is not {value!r}"
+        elif got != value:
+            return f"{key} {got!r} is not {value!r}"
+    return ""
+
+
+def check_outcome(outcome: str, calls: list, reply: str) -> str:
+    denied = calls and calls[0]["error_type"] == "PermissionDenied"
+    if outcome == "role_refused" and denied:
+        return ""
+    if calls:
+        return f"called {calls[0]['name']} instead of answering ({outcome})"
+    if outcome == "clarify" and not any(mark in reply for mark in ("?", "？")):
+        return "no question asked"
+    if outcome == "role_refused" and not any(
+        w in reply.lower() for w in ("role", "角色", "manager", "主管", "管理员", "admin", "采购员")
+    ):
+        return "does not say the role is why"
+    if not reply.strip():
+        return "no answer"
+    return ""
+
+
+def evaluate(session, cases: list[dict], today: date | None = None) -> list[Result]:
+    """Run every case through the real loop as its role; judge the first call (and `then`)."""
+    today = today or clock.today()
+    users = {
+        u.role: u
+        for u in session.query(User).filter(User.username.in_(["staff", "manager", "purchaser", "admin"]))
+    }
+    results = []
+    for case in cases:
+        user = users[case["role"]]
+        turn = manager().prepare_message(session, user, case["text"], None)
+        for _event in manager().run(session, turn):
+            pass
+        message = session.get(ChatMessage, turn.message_id)
+        calls = [
+            {
+                "name": c.name,
+                "arguments": _arguments(c.arguments),
+                "status": c.status,
+                "error_type": c.error_type,
+            }
+            for r in message.rounds
+            for c in r.calls
+        ]
+        got = calls[0]["name"] if calls else NO_TOOL
+        reply = message.content or ""
+        if case["tool"] is None:
+            why = check_outcome(case.get("outcome", ""), calls, reply)
+        elif got == "get_material_detail" and case["tool"] == "search_materials" and _one_found(case):
+            # "Names a material and nothing else: a search, or the detail when it names exactly one."
+            why = check_arguments(
+                session, {"material": case["args"]["keyword_finds"][0]}, calls[0]["arguments"], today
+            )
+        elif got != case["tool"]:
+            why = f"called {got}, expected {case['tool']}"
+        else:
+            why = check_arguments(session, case["args"], calls[0]["arguments"], today)
+            if not why and case.get("then") and case["then"] not in [c["name"] for c in calls[1:]]:
+                rows = _has_rows(message.rounds[0].calls[0].content)
+                why = f"never called {case['then']}" if rows else ""  # nothing to put in a report
+        results.append(Result(case, got, not why, why, calls, reply))
+        session.rollback()
+    return results
+
+
+def _has_rows(content: str | None) -> bool:
+    data = _arguments(content or "")
+    return any(isinstance(v, list) and v for k, v in data.items() if k in ("materials", "items", "movements"))
+
+
+def _one_found(case: dict) -> bool:
+    return len(case["args"].get("keyword_finds", [])) == 1 and not case.get("then")
+
+
+def _arguments(raw: str) -> dict:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def expected_label(case: dict) -> str:
+    return case["tool"] or f"({case.get('outcome')})"
+
+
+def got_label(result: Result) -> str:
+    if result.got_tool != NO_TOOL:
+        return result.got_tool
+    return f"({result.case.get('outcome')})" if result.case["tool"] is None and result.ok else NO_TOOL
+
+
+def report(results: list[Result]) -> str:
+    """Accuracy overall and per expected tool, and the confusion of first calls."""
+    lines = []
+    total = len(results)
+    right = sum(r.ok for r in results)
+    lines.append(f"accuracy: {right}/{total} = {right / total:.1%}")
+    by_tool: dict[str, list[Result]] = {}
+    for r in results:
+        by_tool.setdefault(expected_label(r.case), []).append(r)
+    lines.append("| expected | cases | right | accuracy |")
+    lines.append("|---|---|---|---|")
+    for label, group in sorted(by_tool.items()):
+        ok = sum(r.ok for r in group)
+        lines.append(f"| {label} | {len(group)} | {ok} | {ok / len(group):.0%} |")
+    confusion = Counter(  # the misses only: a detail for a one-material search is right
+        (expected_label(r.case), got_label(r)) for r in results if not r.ok
+    )
+    if confusion:
+        lines.append(
+            "confused (expected -> got: count): "
+            + "; ".join(f"{e} -> {g}: {n}" for (e, g), n in confusion.most_common())
+        )
+    return "\n".join(lines)
