@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 FLASK   := $(BIN)/flask --app wsgi
 
-.PHONY: run serve test test-pg lint bench bench-chat bench-faults install chromium wrk clean
+.PHONY: run serve test test-pg lint fuzz screenshots bench bench-chat bench-faults bench-crash install chromium wrk clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -43,10 +43,20 @@ serve: $(STAMP)
 test: $(STAMP) chromium
 	$(BIN)/python -m pytest -q
 
+# The pictures in docs/screenshots/, taken in Debian chromium from a freshly seeded server.
+screenshots: $(STAMP) chromium
+	INVENTORY_AI_SCREENSHOTS=docs $(BIN)/python -m pytest -q -p no:randomly tests/test_browser.py -k screenshots
+
 # The same suite on PostgreSQL (127.0.0.1:5432, trust auth, database `test`).
 test-pg: $(STAMP)
 	INVENTORY_AI_TEST_DATABASE_URL=$${INVENTORY_AI_TEST_DATABASE_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/test} \
 	  $(BIN)/python -m pytest -q
+
+# The admin API fuzzed from its own OpenAPI document, long and random (make test runs it small and
+# derandomised). Findings become fixed tests.
+fuzz: $(STAMP)
+	INVENTORY_AI_FUZZ_EXAMPLES=$${INVENTORY_AI_FUZZ_EXAMPLES:-150} INVENTORY_AI_FUZZ_RANDOM=1 \
+	  $(BIN)/python -m pytest -q -s -p no:randomly tests/test_admin_api.py -k never_errors
 
 lint: $(STAMP)
 	$(BIN)/ruff check inventory_ai tests bench scripts wsgi.py gunicorn.conf.py
@@ -55,6 +65,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/loop_overhead.py
 	$(BIN)/python bench/tokens.py
+	$(BIN)/python bench/history.py
 	$(BIN)/python bench/offline_eval.py
 	$(BIN)/python bench/search.py sqlite 10000 100000
 
@@ -64,6 +75,11 @@ bench-chat: $(STAMP) wrk
 
 bench-faults: $(STAMP)
 	$(BIN)/python bench/model_faults.py
+
+# Workers killed with SIGKILL under load, on SQLite then PostgreSQL (about 2.5 minutes each).
+bench-crash: $(STAMP)
+	$(BIN)/python bench/crash.py --database sqlite
+	$(BIN)/python bench/crash.py --database postgresql
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache

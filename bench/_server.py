@@ -1,5 +1,5 @@
 """The app as deployed, for the load and fault benchmarks: gunicorn (gunicorn.conf.py) in production
-mode, the dashscope SDK talking to tests/dashscope_stub.py in its own process, a migrated and seeded
+mode, the dashscope SDK talking to tests/support/dashscope_stub.py in its own process, a migrated and seeded
 database (SQLite, or a fresh PostgreSQL database), and USERS staff accounts with a bearer token each.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from tests.serving import free_port, wait_until_healthy  # noqa: E402
+from tests.support.serving import free_port, wait_until_healthy  # noqa: E402
 
 BIN = REPO / ".venv" / "bin"
 USERS = 64
@@ -84,7 +84,7 @@ def deployed(
     (folder / "metrics").mkdir()
     port = free_port()
     stub = subprocess.Popen(
-        [BIN / "python", "-m", "tests.dashscope_stub", *stub_args],
+        [BIN / "python", "-m", "tests.support.dashscope_stub", *stub_args],
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,

@@ -3,7 +3,7 @@
     .venv/bin/python bench/chat_load.py [--database sqlite|postgresql] [clients ...]   # 8 32 64
 
 Real parts: gunicorn with gunicorn.conf.py (2 workers x 64 gthreads), the dashscope SDK over HTTP
-to tests/dashscope_stub.py in its own process, a seeded database (SQLite by default, or a fresh
+to tests/support/dashscope_stub.py in its own process, a seeded database (SQLite by default, or a fresh
 PostgreSQL database on 127.0.0.1:5432). The load is wrk (C, from Debian; `make bench-chat` installs
 it): one keep-alive connection per client, each sending the next message as soon as its answer
 is back, for a fixed time, every message from one of 64 users with their own bearer token. The

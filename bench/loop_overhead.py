@@ -22,11 +22,12 @@ from inventory_ai.assistant.setup import manager
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.extensions import db
 from inventory_ai.models import User
-from tests.scripted import ScriptedProvider, answer, call, calls, use
+from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
 
 class Noop(ToolExecutor):
     name = "noop"
+    labels = help = ("测试", "test")
     description = "does nothing"
     parameters = {"type": "object", "properties": {}, "additionalProperties": False}
 

@@ -4,7 +4,7 @@
 
 gunicorn (2 workers x 32 threads, production mode) with the circuit breaker shared through Redis
 (127.0.0.1:6379, database 15, emptied first) and metrics of both workers together; the model is
-tests/dashscope_stub.py in its own process, following a schedule from its first request:
+tests/support/dashscope_stub.py in its own process, following a schedule from its first request:
 
     ok 5 s | 429 storm 5 s | ok 40 s | 500s 5 s | ok 40 s | slow (2 s answers) 10 s | ok 5 s
 

@@ -1,35 +1,74 @@
-"""Accuracy of the offline provider on tests/offline_eval.py (first tool call and its arguments).
+"""The offline assistant's accuracy on its evaluation sets, and its latency.
 
-.venv/bin/python bench/offline_eval.py
+    .venv/bin/python bench/offline_eval.py [dev|test|both|PATH.jsonl] [-v]
+
+Each request runs through the real loop on a fresh seeded database as its role; the first tool call
+(and a `then` call) is judged by meaning (tests/support/evaluation.py). Prints accuracy overall and
+per expected tool, the confusion of first calls, and the p50/p95 time of one offline answer.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
+import time
 
-from _common import seeded_app
+from _common import percentile, seeded_app
 
+from inventory_ai.assistant.providers.offline.provider import OfflineProvider
+from inventory_ai.assistant.setup import manager, offline_lexicon
+from inventory_ai.assistant.types import Message, ModelRequest
 from inventory_ai.extensions import db
-from tests.offline_eval import CASES
-from tests.test_offline_provider import first_step, matches
+from inventory_ai.models import User
+from tests.support.evaluation import evaluate, load, report
+
+
+def understanding_times(cases: list[dict]) -> list[float]:
+    """The offline provider alone: build its lexicon and decide the first step, per request."""
+    registry = manager().registry
+    users = {u.role: u for u in db.session.query(User)}
+    out = []
+    for case in cases:
+        toolbox = registry.toolbox_for(users[case["role"]].role, db.session)
+        request = ModelRequest(
+            messages=(Message("system", "s"), Message("user", case["text"])),
+            tools=toolbox.specs(),
+            role=case["role"],
+        )
+        started = time.perf_counter()
+        OfflineProvider(offline_lexicon(db.session, registry)).reply(request)
+        out.append((time.perf_counter() - started) * 1000)
+        db.session.rollback()
+    return out
 
 
 def main() -> None:
-    logging.disable(logging.INFO)
-    app = seeded_app()
-    with app.app_context():
-        misses = []
-        for text, tool, args in CASES:
-            got_tool, got_args = first_step(db.session, text)
-            if not matches(tool, args, got_tool, got_args):
-                misses.append((text, tool, args, got_tool, got_args))
-    zh = sum(1 for c in CASES if any("\u4e00" <= ch <= "\u9fff" for ch in c[0]))
-    print(f"cases: {len(CASES)} ({zh} Chinese, {len(CASES) - zh} English)")
-    print(
-        f"accuracy (tool and arguments): {len(CASES) - len(misses)}/{len(CASES)} = {1 - len(misses) / len(CASES):.1%}"
-    )
-    for miss in misses:
-        print("miss:", miss)
+    logging.disable(logging.WARNING)
+    which = next((a for a in sys.argv[1:] if a != "-v"), "both")
+    verbose = "-v" in sys.argv
+    for name in ("dev", "test") if which == "both" else (which,):
+        app = seeded_app()
+        with app.app_context():
+            app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
+            cases = sorted(load(name), key=lambda c: c["tool"] == "create_new_intent")  # teaching last
+            started = time.perf_counter()
+            timings = []
+            results = []
+            for case in cases:
+                t0 = time.perf_counter()
+                results += evaluate(db.session, [case])
+                timings.append((time.perf_counter() - t0) * 1000)
+            print(f"== {name}: {len(cases)} requests, {time.perf_counter() - started:.1f} s")
+            print(report(results))
+            print(f"one answer, whole loop with its tools: p50 {percentile(timings, 50):.1f} ms, "
+                  f"p95 {percentile(timings, 95):.1f} ms")  # fmt: skip
+            understood = understanding_times(cases)
+            print(f"understanding one request (the provider's first step, its lexicon included): "
+                  f"p50 {percentile(understood, 50):.1f} ms, p95 {percentile(understood, 95):.1f} ms")  # fmt: skip
+            if verbose:
+                for r in results:
+                    if not r.ok:
+                        print(f"  MISS {r.case['id']} [{r.case['role'][:7]}] {r.case['text']!r}: {r.why}")
 
 
 if __name__ == "__main__":
