@@ -94,11 +94,30 @@ def test_the_number_of_days_is_a_period_not_a_row_limit():
         ("过去三天的入库", "2026-11-20", "2026-11-22"),
         ("transfers in the last 30 days", "2026-10-24", "2026-11-22"),
         ("what came in this month", "2026-11-01", "2026-11-22"),
+        ("11月1号到10号高筋面粉出库记录", "2026-11-01", "2026-11-10"),
+        ("10月15号到31号冷库的入库", "2026-10-15", "2026-10-31"),
+        ("what went out between oct 20 and oct 27", "2026-10-20", "2026-10-27"),
+        ("bread flour movements from nov 1 to nov 10", "2026-11-01", "2026-11-10"),
+        ("deliveries from the 1st to the 10th", "2026-11-01", "2026-11-10"),
+        ("12月20号到1月5号的出库", "2025-12-20", "2026-01-05"),  # said in November: last winter
     ],
 )
 def test_periods_are_the_days_people_mean(text, since, until):
     period = slots.parse(text, TODAY).period
     assert (period.since.isoformat(), period.until.isoformat()) == (since, until)
+
+
+def test_a_date_range_is_not_also_taken_for_a_due_date():
+    parsed = slots.parse("11月5号到11月12号 鸡蛋出库多少", TODAY)
+    assert parsed.due is None and parsed.period.until == date(2026, 11, 12)
+
+
+@pytest.mark.parametrize(
+    ("text", "amount", "unit"), [("实际十七公斤半", "17.5", "kg"), ("一斤半", "1.5", "斤")]
+)
+def test_half_after_the_unit_is_a_half_more(text, amount, unit):
+    [quantity] = slots.parse(text, TODAY).quantities
+    assert (quantity.amount, quantity.unit) == (Decimal(amount), unit)
 
 
 def test_dates_something_is_needed_by():
@@ -210,6 +229,13 @@ def test_small_talk_that_brushes_a_materials_name_stays_small_talk(app):
     assert body["rounds"][0]["tool_calls"][0]["name"] == "search_materials"
 
 
+def test_a_day_alone_does_not_make_small_talk_a_stock_question(app):
+    body = ask(app, "staff", "今天食堂中午吃啥呀")
+    assert body["rounds"] == [] and "库存" in body["reply"]
+    body = ask(app, "staff", "今天的出入库")
+    assert body["rounds"][0]["tool_calls"][0]["name"] == "get_stock_movements"
+
+
 def test_a_kind_the_catalogue_has_no_name_for_is_searched_not_asked_back(app):
     body = ask(app, "purchaser", "防腐剂都有哪几种")
     [call] = body["rounds"][0]["tool_calls"]
@@ -220,6 +246,34 @@ def test_who_booked_out_yesterday_is_the_outbound_history(app):
     body = ask(app, "staff", "昨天谁出过库")
     arguments = body["rounds"][0]["tool_calls"][0]["arguments"]
     assert arguments["movement_type"] == "outbound" and arguments["since"] == arguments["until"]
+
+
+def test_a_supplier_named_by_its_short_name_lists_what_it_supplies(app):
+    body = ask(app, "purchaser", "中粮的东西还剩多少")  # 中粮面业 (COFCO Flour Co.)
+    [call] = body["rounds"][0]["tool_calls"]
+    assert call["name"] == "search_materials" and call["arguments"]["keyword"] == "中粮面业"
+    assert body["rounds"][0]["results"][0]["status"] == "success"
+
+
+def test_a_night_shift_is_not_a_transfer(app):
+    body = ask(app, "staff", "what did night shift take out yesterday")
+    [call] = body["rounds"][0]["tool_calls"]
+    assert call["name"] == "get_stock_movements" and call["arguments"]["movement_type"] == "outbound"
+
+
+def test_a_request_between_hello_and_thanks_is_still_the_request(app):
+    body = ask(app, "purchaser", "早上好 看下哪些要补货了 谢谢哈")
+    assert body["rounds"][0]["tool_calls"][0]["name"] == "list_low_stock"
+
+
+def test_an_admin_teaches_a_phrase_in_everyday_words(app):
+    body = ask(app, "admin", "新建个意图 以后有人说缺货清单就直接查低库存")
+    [pending] = body["pending"] or [c for r in body["rounds"] for c in r["tool_calls"]]
+    assert pending["name"] == "create_new_intent"
+    assert (
+        pending["arguments"]["keywords"] == ["缺货清单"]
+        and pending["arguments"]["tool_name"] == "list_low_stock"
+    )
 
 
 def test_a_report_is_made_from_the_data_it_gathered(app):

@@ -121,12 +121,17 @@ def _candidate(m: Material) -> Candidate:
     return Candidate(m.code, m.name_zh, m.name_en, m.unit, m.spec, m.category.code if m.category else None)
 
 
+# English first words of supplier names that are everyday words, never taken as the supplier alone.
+_EVERYDAY = {"golden", "bright", "fresh", "green", "super", "happy", "royal", "great", "first", "angel"}
+
+
 @dataclass
 class _Vocabulary:
     chars: set[str]
     words: list[str]  # English words of four letters or more, for typos
     word_set: set[str]  # every English word of three letters or more, for plurals and run-together words
     loaded_at: float
+    names_zh: str = ""  # every Chinese name, one after another (is a short name part of one?)
 
 
 _VOCABULARY: dict[str, _Vocabulary] = {}
@@ -160,11 +165,29 @@ class Linker:
                         names += [f"{item.name_zh}类"] if not item.name_zh.endswith("类") else []
                         if len(item.name_zh) == 4:  # the usual contraction: 包装材料 -> 包材
                             names.append(item.name_zh[0] + item.name_zh[2])
+                    if kind == "supplier":
+                        names += self._short_supplier_names(item)
                     names += [a for a, targets in self.aliases.items() if (kind, item.code) in targets]
                     place = Place(kind, item.code, item.name_zh, item.name_en, (0, 0))
                     rows.append((kind, item.code, [n for n in names if n], place))
             self._places = rows
         return self._places
+
+    def _short_supplier_names(self, supplier) -> list[str]:
+        """What people call a supplier: 中粮 for 中粮面业, 德清源 for 德清源蛋业, taikoo for Taikoo
+        Sugar; never a short name that is part of a material's name (新疆 of 新疆果业 is in
+        新疆葡萄干) or an everyday English word."""
+        short_zh = re.sub(
+            r"(?:面业|糖业|乳业|乳品|蛋业|酵母|果业|调料|包装|面粉厂|食品|公司)$", "", supplier.name_zh
+        )
+        first_en = supplier.name_en.lower().split()[0]
+        vocabulary = self.vocabulary()
+        names = []
+        if short_zh != supplier.name_zh and len(short_zh) >= 2 and short_zh not in vocabulary.names_zh:
+            names.append(short_zh)
+        if len(first_en) >= 5 and first_en not in vocabulary.word_set and first_en not in _EVERYDAY:
+            names.append(first_en)
+        return names
 
     def english_names(self) -> dict[str, str]:
         """Chinese name -> English name of every warehouse, category and supplier."""
@@ -209,16 +232,18 @@ class Linker:
             return known
         chars: set[str] = set()
         words: set[str] = set()
+        names_zh: list[str] = []
         for name_zh, name_en in self.session.execute(
             select(Material.name_zh, Material.name_en).where(Material.active.is_(True))
         ):
+            names_zh.append(name_zh)
             chars |= set(name_zh)
             words |= set(re.findall(r"[a-z][a-z0-9]{2,}", name_en.lower()))
         for phrase in self.aliases:
             chars |= set(phrase)
             words |= set(re.findall(r"[a-z][a-z0-9]{2,}", phrase))
         known = _VOCABULARY[key] = _Vocabulary(
-            chars, sorted(w for w in words if len(w) >= 4), words, time.monotonic()
+            chars, sorted(w for w in words if len(w) >= 4), words, time.monotonic(), "|".join(names_zh)
         )
         return known
 

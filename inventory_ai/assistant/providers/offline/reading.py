@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from inventory_ai.assistant.providers.offline import slots as slot
+from inventory_ai.assistant.providers.offline import words
 from inventory_ai.assistant.providers.offline.classifier import PLACEHOLDERS, Guess
 from inventory_ai.assistant.providers.offline.linking import Linker, Links
 from inventory_ai.text import language_of
@@ -60,7 +61,10 @@ def read(text: str, ctx: Context) -> Reading:
     masked = _mask(text, marks)
     if slots.due:
         masked = re.sub(r"20\d\d[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}月\d{1,2}[日号]", PLACEHOLDERS["d"], masked)
-    return Reading(text, slots, links, masked, ctx.guess(masked), (ctx.language or language_of(text)) == "zh")
+    asked = (
+        re.sub(words.POLITE, " ", masked, flags=re.I).strip() or masked
+    )  # what is between hello and thanks
+    return Reading(text, slots, links, masked, ctx.guess(asked), (ctx.language or language_of(text)) == "zh")
 
 
 def _mask(text: str, marks) -> str:

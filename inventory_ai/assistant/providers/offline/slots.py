@@ -34,7 +34,7 @@ UNITS = {
     "pcs": r"个|只|枚|张|根|片|卷|pcs|pieces?|ea|units?",
 }
 PACKS = (
-    r"袋|包|箱|桶|瓶|罐|盒|件|托|卷|块|bags?|sacks?|boxe?s|box|cases?|cs|cartons?|ctns?|buckets?|drums?|tubs?|"
+    r"袋|包|箱|桶|瓶|罐|盒|件|托|卷|块|条|bags?|sachets?|bars?|sticks?|sacks?|boxe?s|box|cases?|cs|cartons?|ctns?|buckets?|drums?|tubs?|"
     r"packs?|packets?|bottles?|cans?|tins?|pallets?|rolls?|blocks?|bricks?"
 )
 _UNIT = "|".join(f"(?P<u_{i}>{p})" for i, p in enumerate(UNITS.values()))
@@ -109,7 +109,7 @@ _SIZE_EACH = [
     # 3 bags of 25 kg
     re.compile(rf"^\s*of\s+(?P<size>{NUMBER})\s*(?:{_UNIT}){_END}", re.I),
 ]
-_PLAIN = re.compile(rf"(?<![A-Za-z\d.])(?P<n>{NUMBER})\s*(?:{_UNIT}){_END}", re.I)
+_PLAIN = re.compile(rf"(?<![A-Za-z\d.])(?P<n>{NUMBER})\s*(?:{_UNIT})(?P<half>半)?{_END}", re.I)  # 十七公斤半
 _PACK_ONLY = re.compile(rf"(?<![A-Za-z\d.])(?P<n>{NUMBER})\s*(?P<pack>{PACKS})(?P<half>半)?{_END}", re.I)
 # 两 after a number is the old weight unit (50 g): 三两 = 150 g. (两 before a pack is the number two.)
 _LIANG = re.compile(
@@ -182,6 +182,8 @@ def quantities(text: str) -> list[Quantity]:
             and not re.search(r"\bton", m.group(0), re.I)
         ):
             continue
+        if m.group("half"):
+            amount += Decimal("0.5")
         found.append(Quantity(amount, unit, span=m.span()))
         taken.append(m.span())
     for m in _BARE.finditer(text):
@@ -199,7 +201,7 @@ PACK_WORDS = {
     "箱": ("case", "carton", "box", "cs", "ctn"),
     "盒": ("box", "tub", "carton"),
     "袋": ("bag", "sack"),
-    "包": ("pack", "packet", "bag"),
+    "包": ("pack", "packet", "sachet", "bag"),
     "桶": ("bucket", "drum", "tub", "pail", "barrel"),
     "瓶": ("bottle",),
     "罐": ("can", "tin", "jar"),
@@ -272,7 +274,64 @@ _PERIODS = [
 _PERIOD_RES = [(re.compile(p, re.I), kind) for p, kind in _PERIODS]
 
 
+_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_THROUGH = r"\s*(?:到|至|~|～|-|–|—|to|until|till|through|thru|and)\s*"
+# Two dates of one range, the second's month and both years optional ("11月1号到10号",
+# "10月15号到31号", "nov 1 to nov 10", "between oct 20 and oct 27", "from the 1st to the 10th").
+_RANGES = [
+    (
+        re.compile(
+            rf"(?:(20\d\d)年)?(\d{{1,2}})月(\d{{1,2}})[日号]?{_THROUGH}(?:(\d{{1,2}})月)?(\d{{1,2}})[日号]?"
+        ),
+        "zh",
+    ),
+    (re.compile(rf"\b{_MONTH}\s+{_DAY}{_THROUGH}(?:{_MONTH}\s+)?{_DAY}\b", re.I), "en"),
+    (re.compile(rf"\b{_DAY}\s+{_MONTH}{_THROUGH}{_DAY}\s+{_MONTH}", re.I), "en_day_first"),
+    (re.compile(r"(?<![月\d])(\d{1,2})[号日]\s*(?:到|至|~|-)\s*(\d{1,2})[号日]"), "zh_days"),
+    (
+        re.compile(
+            r"\bfrom\s+the\s+(\d{1,2})(?:st|nd|rd|th)\s+(?:to|until|till)\s+the\s+(\d{1,2})(?:st|nd|rd|th)\b",
+            re.I,
+        ),
+        "en_days",
+    ),
+]
+
+
+def _date_range(text: str, today: date) -> Period | None:
+    for pattern, kind in _RANGES:
+        m = pattern.search(text)
+        if not m:
+            continue
+        g = m.groups()
+        if kind == "zh":
+            year, m1, d1, m2, d2 = (int(x) if x else None for x in g)
+        elif kind == "en":
+            year, m1, d1 = None, _MONTHS.index(g[0].lower()) + 1, int(g[1])
+            m2, d2 = (_MONTHS.index(g[2].lower()) + 1 if g[2] else None), int(g[3])
+        elif kind == "en_day_first":
+            year, d1, m1 = None, int(g[0]), _MONTHS.index(g[1].lower()) + 1
+            d2, m2 = int(g[2]), _MONTHS.index(g[3].lower()) + 1
+        else:  # days of this month
+            year, m1, d1, m2, d2 = None, today.month, int(g[0]), None, int(g[1])
+        try:
+            since = date(year or today.year, m1, d1)
+            if year is None and since > today:  # "nov 20 to 30" said in January: last year's
+                since = since.replace(year=since.year - 1)
+            until = date(since.year, m2 or m1, d2)
+            if until < since:  # "12月25号到1月5号": into the next year
+                until = until.replace(year=until.year + 1)
+        except ValueError:  # no such day (2月30号): not a period
+            continue
+        return Period(since, until, m.span())
+    return None
+
+
 def period(text: str, today: date) -> Period | None:
+    if found := _date_range(text, today):
+        return found
     for pattern, kind in _PERIOD_RES:
         m = pattern.search(text)
         if not m:
@@ -387,7 +446,7 @@ def parse(text: str, today: date) -> Slots:
     if found := period(text, today):
         slots.period = found
         slots.spans.append(found.span)
-    if found := due_date(text, today):
+    if found := due_date(blank(text, slots.spans), today):
         slots.due, span = found
         slots.spans.append(span)
     if found := row_limit(blank(text, slots.spans)):

@@ -45,6 +45,12 @@ def plan(text: str, ctx: Context) -> Plan:
         return Plan(reply=replies.refusal(r.zh))
     named = bool(r.links.materials or r.links.places or r.slots.codes)
     label = r.guess.label
+    if r.slots.period and not named and not r.slots.quantities and label != CHITCHAT:
+        # A day alone does not make a question about stock ("今天食堂中午吃啥呀"): asked without
+        # its placeholder, is it small talk?
+        plain = ctx.guess(text)
+        if plain.label == CHITCHAT and plain.confidence >= 0.6:
+            label = CHITCHAT
     # Small talk that only brushes a material's name ("写一首关于面包的诗", "annual leave") stays
     # small talk; a material named in full, a code or a place makes it about the warehouse.
     about_stock = named and (
@@ -422,7 +428,9 @@ def _teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     text = r.text
     name_match = re.search(
         r"(?:名称|名字|叫|named|called|name)\s*[:：]?\s*([A-Za-z][A-Za-z0-9_]{1,63})", text
-    )
+    ) or re.search(
+        r"\bintent\s+([a-z][a-z0-9]*_[a-z0-9_]{1,60})\b", text, re.I
+    )  # "create intent stock_worth …"
     # Phrases in quotes: “…”, "…", 「…」 first; '…' only when nothing else is quoted, and an
     # apostrophe inside a word ("what's") never ends one.
     phrases = re.findall(r"[“\"「『]([^”\"」』]{1,50})[”\"」』]", text) or re.findall(
@@ -436,6 +444,16 @@ def _teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         )
         if m:
             phrases = [p.strip() for p in re.split(r"[、,，/]|\band\b|和", m.group(1)) if p.strip()]
+    if not phrases:  # "以后有人说缺货清单就直接查低库存", "when someone says stock worth, show the stats"
+        m = re.search(
+            r"以后\S{0,3}说\s*(.{1,20}?)\s*(?:的时候|时)?\s*[，,]?\s*(?:就|都|便)", text
+        ) or re.search(
+            r"\bwhen (?:i|someone|people|staff|anyone) (?:says?|types?|writes?|asks?)\s+(.{1,40}?)\s*[,，]",
+            text,
+            re.I,
+        )
+        if m:
+            phrases = [m.group(1).strip(" '\"“”")]
     if not phrases:  # "add intent: SOH should route to search_materials"
         m = re.search(
             r"(?:intent|意图|说法)\s*[:：]\s*(.{1,50}?)\s*(?:should|means|=|→|->|route|就是|对应|走)",

@@ -5,7 +5,7 @@ en side by side, so one list says what it recognises; understanding.py decides w
 
 OUT = (
     r"出过?库|领|用了|用掉|用去|用过|使用|用量|发料|发了|出了|发出|拿[了过走去]|取[了过走]|扣掉|扣减|消耗|报废|报损|损耗|"
-    r"book(?:ed|ing)? out|used|usage|issued?|took|taken|went out|moved out|left the warehouse|outbound|"
+    r"book(?:ed|ing)? out|\bt(?:ake|akes|ook|aken|aking) out\b|used|usage|issued?|took|taken|went out|moved out|left the warehouse|outbound|"
     r"consum|sent out|ship(?:ped|s)? out|\bpull(?:ed|ing)?\b|deduct|write off|wrote off|written off|wasted|"
     r"spoil|damaged|\buse\b|\bouts\b|退(?:货)?给?供应商|returned? to (?:the )?supplier|"
     r"(?<![\u4e00-\u9fff])出(?![\u4e00-\u9fff])"
@@ -13,7 +13,7 @@ OUT = (
 IN = (
     r"(?<![\u4e00-\u9fff])入(?![\u4e00-\u9fff])|入过?库|到货|收货|收到|收了|进了|进过|进来|进货|进库|到了|来了|送来|送到|补了|上架|"
     r"退库|退料|退回(?!\S{0,3}供应商)|book(?:ed|ing)? in\b|came in|arriv|receiv|deliver|inbound|got in|\bgot\b.*\bin$|put away|stock in|"
-    r"restocked|\bgrns?\b|returned to (?:the )?(?:store|stock|warehouse)"
+    r"restocked|\brcv(?:e?d)?\b|\brec(?:ei)?v?d\b|到的货|\bgrns?\b|returned to (?:the )?(?:store|stock|warehouse)"
 )
 QUESTION = r"[?？]|吗|呢|哪|什么|谁|几|多少|是否|有没有|\b(what|which|who|how|when|did|does|do|any|show|list|history)\b"
 SEARCH = r"搜|查找|找找|列出|有哪些|哪几种|哪些种|what kinds? of|which \w+ do we (?:have|stock)|\bsearch\b|\bfind\b|look for|\blist\b|anything with"
@@ -41,14 +41,17 @@ BULK = (
     r"history|ledger|table|data\b"
 )
 TEACH = (
-    r"以后我说|我说.{0,12}(就是|意思是)|when (i|someone|people|staff|anyone) (say|says|type|types|write|writes|ask|asks)|"
+    r"以后我说|以后(?:有人|谁|大家|我们|员工)?(?:再)?说|教(?:下|一下|教)?(?:助手|你|它)|我说.{0,12}(就是|意思是)|when (i|someone|people|staff|anyone) (say|says|type|types|write|writes|ask|asks)|"
     r"(?:新增|新建|添加|增加|创建|建|加)\s*(?:一|1)?\s*(?:个|条)?\s*(?:新的?)?\s*(?:意图|intent)|教你|学一个|学会|"
     r"teach (?:the )?(?:bot|assistant|system|it)|"
     r"(加|添加|增加|新增)(一个|个)?(关键词|关键字|说法|同义词)|intent (called|named)|new intent|"
     r"add (an |a new |a )?intent|create (a new |an )?intent|teach you|"
     r"add (a |the |this |new )?(keyword|phrase|synonym)s?\b|new (keyword|phrase|synonym)s?\b"
 )
-TRANSFER = r"调拨|移库|调到|转仓|移仓|调仓|调库|转库|倒库|挪到|搬到|transfer|\bxfe?r\b|relocat|\bmov(?:e|ed|ing)\b(?!\s+out)|\bshift"
+TRANSFER = (
+    r"调拨|移库|调到|转仓|移仓|调仓|调库|转库|倒库|挪到|搬到|transfer|\bxfe?r\b|relocat|\bmov(?:e|ed|ing)\b(?!\s+out)|"
+    r"(?<!day )(?<!night )(?<!late )(?<!early )(?<!morning )(?<!evening )\bshift(?:ed|ing)?\b(?!\s+(?:lead|team|crew|manager|worker))"
+)
 ADJUST = r"盘点|调整|盘亏|盘盈|adjust|stocktake|counted"
 # The verbs that tell the assistant to book (not nouns like 用量 or "usage"), by movement type.
 ACTS_TRANSFER = r"调拨|移库|转仓|移仓|调仓|调库|\btransfer\b|\bxfe?r\b"
@@ -62,4 +65,10 @@ SEARCH_FILLER = (
     r"的|吗|呢|啊|呀|帮我|一下|看看|什么|"
     r"\b(?:do|does|we|you|have|got|any|what|which|kinds?|types?|sorts?|of|is|are|there|the|in|stock|"
     r"show|me|list|search|find|for|all|our|please|pls)\b"
+)
+# Greetings and thanks around a request ("早上好 看下哪些要补货了 谢谢哈"): the classifier reads
+# what is between them.
+POLITE = (
+    r"^\s*(?:早上好|上午好|下午好|晚上好|你好|您好|哈喽|嗨|hi|hello|hey|good morning|morning)[\s,，!！。.~]+|"
+    r"[\s,，]*(?:谢谢(?:了|哈|啦|你|您)?|多谢|辛苦了|thanks?(?: you)?|thx|ty)[\s!！。.~哈啊呀]*$"
 )
