@@ -52,11 +52,11 @@ test-pg: $(STAMP)
 	INVENTORY_AI_TEST_DATABASE_URL=$${INVENTORY_AI_TEST_DATABASE_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/test} \
 	  $(BIN)/python -m pytest -q
 
-# The admin API fuzzed from its own OpenAPI document, long and random (make test runs it small and
-# derandomised). Findings become fixed tests.
+# The admin API fuzzed from its own OpenAPI document, call by call and in sequences along its links,
+# long and random (make test runs it small and derandomised). Findings become fixed tests.
 fuzz: $(STAMP)
 	INVENTORY_AI_FUZZ_EXAMPLES=$${INVENTORY_AI_FUZZ_EXAMPLES:-150} INVENTORY_AI_FUZZ_RANDOM=1 \
-	  $(BIN)/python -m pytest -q -s -p no:randomly tests/test_admin_api.py -k never_errors
+	  $(BIN)/python -m pytest -q -s -p no:randomly tests/test_admin_api.py -k 'never_errors or sequences_of_calls'
 
 lint: $(STAMP)
 	$(BIN)/ruff check inventory_ai tests bench scripts wsgi.py gunicorn.conf.py

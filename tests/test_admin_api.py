@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import Counter
 from datetime import timedelta
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -536,6 +537,139 @@ def fuzz(operation, headers) -> None:
     check()
 
 
+@pytest.mark.slow
+def test_sequences_of_calls_never_error_and_keep_to_the_document(app, app_with):
+    """Stateful: schemathesis follows the document's links (inventory_ai/api/links.py) through
+    sequences such as create a material -> read it -> change it -> book a movement of it -> list
+    its levels, as an admin: no 5xx, and every response as documented. Small and derandomised in
+    `make test`, long and random under the same variables as the stateless run (`make fuzz`).
+
+    Every scenario runs on its own freshly seeded app: Hypothesis replays what it generated and
+    needs the same calls to get the same answers (a code taken by an earlier scenario would not)."""
+    current = ScenarioApp(app)
+    schema = schemathesis.openapi.from_wsgi("/api/openapi.json", current).include(
+        path_regex=r"^/api/v1/(admin/|auth/tokens)"  # never /auth/logout or /auth/password
+    )
+    steps: list[tuple[str, int, bool]] = []
+
+    class Workflow(schema.as_state_machine()):
+        def setup(self):
+            current.fresh(app_with())
+
+        def step(self, input):
+            output = super().step(input)
+            steps.append(
+                (input.case.operation.label, output.response.status_code, input.transition is not None)
+            )
+            return output
+
+        def before_call(self, case):
+            assert case.operation.path.startswith(("/api/v1/admin/", "/api/v1/auth/tokens"))
+            current.spare_the_credential(case.path_parameters or {})
+
+        def get_call_kwargs(self, case):
+            return {"headers": current.headers}
+
+        def after_call(self, response, case):
+            super().after_call(response, case)
+            assert response.status_code < 500, (
+                f"{case.method} {case.formatted_path} -> {response.status_code}: {response.text[:300]}"
+            )
+
+        def validate_response(self, response, case, additional_checks=None, **kwargs):
+            case.validate_response(response, checks=DOCUMENT_CHECKS, recorder=self.recorder)
+
+    Workflow.run(
+        settings=settings(
+            max_examples=STATEFUL_SCENARIOS,
+            stateful_step_count=STATEFUL_STEPS,
+            derandomize=not FUZZ_RANDOM,
+            deadline=None,
+            database=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+    )
+    followed = sum(linked for _, _, linked in steps)
+    operations = {label for label, _, _ in steps}
+    assert followed and len(operations) >= 10, f"the links were hardly followed: {sorted(operations)}"
+    print(
+        f"\nstateful: {current.scenarios} scenarios, {len(steps)} steps ({followed} along a link) over "
+        f"{len(operations)} operations, statuses {dict(sorted(Counter(s for _, s, _ in steps).items()))}: "
+        "no server error"
+    )
+
+
+class ScenarioApp:
+    """The WSGI app under the stateful test, a fresh one per scenario, with an admin's token."""
+
+    def __init__(self, app):
+        self.app, self.headers, self.scenarios = app, {}, 0
+
+    def __call__(self, environ, start_response):
+        return self.app(environ, start_response)
+
+    def fresh(self, app) -> None:
+        self.app, self.scenarios = app, self.scenarios + 1
+        with app.app_context():
+            users = {u.username: u for u in db.session.scalars(select(User))}
+            _, plain = issue_token(users["admin"], "stateful fuzz")
+            spare, _ = issue_token(users["admin"], "spare")
+            db.session.commit()
+            self.admin_id, self.staff_id, self.spare_token = users["admin"].id, users["staff"].id, spare.id
+            self.token_id = db.session.scalar(select(ApiToken.id).where(ApiToken.name == "stateful fuzz"))
+            db.session.remove()
+        self.headers = {"Authorization": f"Bearer {plain}"}
+
+    def spare_the_credential(self, path_parameters: dict) -> None:
+        """The run must not end its own login: an admin's password reset of themselves revokes their
+        tokens, and so does revoking this very token. A generated id that lands on either goes to a
+        spare (the staff user, a second token) instead: the same code path, a harmless end."""
+        if path_parameters.get("user_id") == self.admin_id and "token_id" not in path_parameters:
+            path_parameters["user_id"] = self.staff_id
+        if path_parameters.get("token_id") == self.token_id:
+            path_parameters["token_id"] = self.spare_token
+
+
+# Scenarios (each a sequence of up to STATEFUL_STEPS calls) of the stateful run.
+STATEFUL_SCENARIOS = 4 * FUZZ_EXAMPLES
+STATEFUL_STEPS = int(os.environ.get("INVENTORY_AI_FUZZ_STEPS", "10"))
+
+
 def test_schema_document_is_served(client):
     doc = client.get("/api/openapi.json").json
     assert doc["openapi"].startswith("3.") and "/api/v1/admin/materials/import" in doc["paths"]
+
+
+def test_openapi_links_lead_to_operations_of_the_document(client):
+    """Every link (inventory_ai/api/links.py) names an operation that exists, fills in parameters
+    that operation has, and takes its values from the response body; the chains are there."""
+    doc = client.get("/api/openapi.json").json
+    links = {}
+    for path, operations in doc["paths"].items():
+        for method, operation in operations.items():
+            for status, response in (
+                operation.get("responses", {}) if method != "parameters" else {}
+            ).items():
+                for name, link in response.get("links", {}).items():
+                    links[(method.upper(), path, status, name)] = link
+    for source, link in links.items():
+        pointer = link["operationRef"].removeprefix("#/paths/")
+        target_path, method = pointer.rsplit("/", 1)
+        target_path = target_path.replace("~1", "/").replace("~0", "~")
+        target = doc["paths"][target_path][method]
+        names = {
+            p["name"]
+            for p in [*target.get("parameters", []), *doc["paths"][target_path].get("parameters", [])]
+        }
+        assert set(link.get("parameters", {})) <= names, source
+        values = [*link.get("parameters", {}).values(), *link.get("requestBody", {}).values()]
+        assert values and all(v.startswith("$response.body#/") for v in values), source
+        if "requestBody" in link:
+            body = target["requestBody"]["content"]["application/json"]["schema"]
+            properties = doc["components"]["schemas"][body["$ref"].rsplit("/", 1)[1]]["properties"]
+            assert set(link["requestBody"]) <= set(properties), source
+    names = {name for (_, _, _, name) in links}
+    assert {"GetMaterial", "UpdateMaterial", "BookMovementOfMaterial", "ListLevelsOfMaterial"} <= names
+    assert {"GetUser", "UpdateUser", "GetIntent", "DeleteIntent", "RevokeToken"} <= names
+    assert len(links) >= 40

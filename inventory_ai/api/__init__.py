@@ -27,8 +27,9 @@ api = InventoryApi()
 def init_api(app: Flask) -> None:
     from inventory_ai.api import approvals, auth, chat
     from inventory_ai.api.admin import init_admin
+    from inventory_ai.api.links import LinksPlugin
 
-    api.init_app(app)
+    api.init_app(app, spec_kwargs={"extra_plugins": [LinksPlugin()]})
     api.register_blueprint(auth.blp)
     api.register_blueprint(chat.blp)
     api.register_blueprint(approvals.blp)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from marshmallow import ValidationError, fields
 
 from inventory_ai.errors import InvalidInput
-from inventory_ai.services.units import parse_quantity
+from inventory_ai.services.units import DECIMAL_TEXT, MAX_QUANTITY_CHARS, parse_quantity
 
 
 class UtcDateTime(fields.AwareDateTime):
@@ -49,7 +49,13 @@ class Quantity(fields.Field):
     "٥" (5), NaN, Infinity, numbers of more than 40 characters."""
 
     def __init__(self, **kwargs):
-        metadata = {"type": "string", "format": "decimal", **kwargs.pop("metadata", {})}
+        metadata = {
+            "type": "string",
+            "format": "decimal",
+            "pattern": f"^{DECIMAL_TEXT.pattern}$",
+            "maxLength": MAX_QUANTITY_CHARS,
+            **kwargs.pop("metadata", {}),
+        }
         super().__init__(metadata=metadata, **kwargs)
 
     def _deserialize(self, value, attr, data, **kwargs):

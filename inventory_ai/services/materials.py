@@ -19,7 +19,11 @@ from inventory_ai.services.search import index_material
 from inventory_ai.services.units import MAX_QUANTITY
 
 UNITS = ("kg", "g", "L", "mL", "pcs")
-_CODE = re.compile(r"^[A-Z][A-Z0-9-]{1,31}$")
+MATERIAL_CODE = re.compile(r"^[A-Z][A-Z0-9-]{1,31}$")  # checked after upper-casing
+# The same rule as the API documents it, before the code is upper-cased.
+MATERIAL_CODE_AS_TYPED = MATERIAL_CODE.pattern.replace("[A-Z]", "[A-Za-z]").replace(
+    "[A-Z0-9-]", "[A-Za-z0-9-]"
+)
 FIELDS = ("code", "name_zh", "name_en", "unit", "spec", "category", "supplier", "reorder_point", "unit_cost")
 
 
@@ -59,7 +63,7 @@ def validate_fields(
             continue
         value = data[field].strip() if isinstance(data[field], str) else data[field]
         if field == "code":
-            if not _CODE.match(str(value).upper()):
+            if not MATERIAL_CODE.match(str(value).upper()):
                 errors.append(RowError(row, field, "use capital letters, digits and -, e.g. M155"))
             clean["code"] = str(value).upper()
         elif field in ("name_zh", "name_en", "spec"):

@@ -76,7 +76,7 @@ MAX_LEVEL = Decimal(10) ** 9
 # A quantity as people and scripts write it: ASCII digits, an optional point and sign, optionally
 # an exponent ("1.5", "-0", "1E+3"). Python's Decimal() takes more ("5_0" is 50, "٥" is 5):
 # those are refused, not guessed at.
-_DECIMAL_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+DECIMAL_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 MAX_QUANTITY_CHARS = 40  # as payloads.MAX_NUMBER_CHARS: no number of thousands of digits
 
 
@@ -97,7 +97,7 @@ def parse_quantity(value) -> Decimal:
         raise InvalidInput("quantity must be a finite number")
     if len(text) > MAX_QUANTITY_CHARS:
         raise InvalidInput(f"quantity must be a number of at most {MAX_QUANTITY_CHARS} characters")
-    if not _DECIMAL_TEXT.fullmatch(text):
+    if not DECIMAL_TEXT.fullmatch(text):
         raise InvalidInput(
             f"quantity must be a number written with the digits 0-9 and an optional decimal point "
             f"(like 12.5), got {quoted(value)}"

@@ -19,7 +19,8 @@ from inventory_ai.extensions import db
 from inventory_ai.models import MOVEMENT_TYPES, Material, PurchaseRequest, StockLevel, StockMovement
 from inventory_ai.services import ledger, materials, purchasing
 from inventory_ai.services.catalog import find_category, find_material, find_warehouse
-from inventory_ai.services.materials import UNITS
+from inventory_ai.services.materials import MATERIAL_CODE_AS_TYPED, UNITS
+from inventory_ai.services.units import DECIMAL_TEXT
 
 # A client's key, stored in the caller's own namespace (ledger.client_key: api:<user>/<key>): no
 # character the ledger uses to build keys (the "/" after the user, the "#in" of a transfer's row).
@@ -31,7 +32,7 @@ blp = Blueprint(
 admins_only(blp)
 
 # Decimal input: a string (exact) or a number; ranges are the services' rules.
-DECIMAL_IN = {"type": "string", "format": "decimal"}
+DECIMAL_IN = {"type": "string", "format": "decimal", "pattern": f"^{DECIMAL_TEXT.pattern}$"}
 
 
 class MaterialSchema(Schema):
@@ -48,7 +49,11 @@ class MaterialSchema(Schema):
 
 
 class MaterialCreateSchema(Schema):
-    code = fields.String(required=True, validate=validate.Length(min=2, max=32))
+    code = fields.String(
+        required=True,
+        validate=validate.Length(min=2, max=32),
+        metadata={"pattern": MATERIAL_CODE_AS_TYPED},
+    )
     name_zh = fields.String(required=True, validate=validate.Length(min=1, max=200))
     name_en = fields.String(required=True, validate=validate.Length(min=1, max=200))
     unit = fields.String(required=True, validate=validate.OneOf(UNITS))
