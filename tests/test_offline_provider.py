@@ -100,11 +100,23 @@ def test_the_number_of_days_is_a_period_not_a_row_limit():
         ("bread flour movements from nov 1 to nov 10", "2026-11-01", "2026-11-10"),
         ("deliveries from the 1st to the 10th", "2026-11-01", "2026-11-10"),
         ("12月20号到1月5号的出库", "2025-12-20", "2026-01-05"),  # said in November: last winter
+        ("2026年11月1号-2026年11月10号的出库", "2026-11-01", "2026-11-10"),
+        ("11月1号到11月底的出库记录", "2026-11-01", "2026-11-30"),
+        ("11月10号到11月1号的出库", "2026-11-01", "2026-11-10"),  # said backwards
+        ("25号到30号的入库", "2026-10-25", "2026-10-30"),  # not come yet this month: last month's
     ],
 )
 def test_periods_are_the_days_people_mean(text, since, until):
     period = slots.parse(text, TODAY).period
     assert (period.since.isoformat(), period.until.isoformat()) == (since, until)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["took out margarine 5 and 10 kg caster sugar", "received margarine 20 to 25 kg", "Mayonnaise 2-3 boxes"],
+)
+def test_amounts_after_a_word_like_a_month_are_not_a_date_range(text):
+    assert slots.parse(text, TODAY).period is None
 
 
 def test_a_date_range_is_not_also_taken_for_a_due_date():
@@ -118,6 +130,11 @@ def test_a_date_range_is_not_also_taken_for_a_due_date():
 def test_half_after_the_unit_is_a_half_more(text, amount, unit):
     [quantity] = slots.parse(text, TODAY).quantities
     assert (quantity.amount, quantity.unit) == (Decimal(amount), unit)
+
+
+def test_half_of_semi_finished_goods_is_no_half_a_kilo():
+    [quantity] = slots.parse("领5公斤半成品", TODAY).quantities
+    assert (quantity.amount, quantity.unit) == (Decimal("5"), "kg")
 
 
 def test_dates_something_is_needed_by():
@@ -253,6 +270,26 @@ def test_a_supplier_named_by_its_short_name_lists_what_it_supplies(app):
     [call] = body["rounds"][0]["tool_calls"]
     assert call["name"] == "search_materials" and call["arguments"]["keyword"] == "中粮面业"
     assert body["rounds"][0]["results"][0]["status"] == "success"
+
+
+@pytest.mark.parametrize(
+    ("text", "tool"),
+    [
+        ("看一下高筋面粉出库记录 10条", "get_stock_movements"),  # ten rows, not ten bags to book
+        ("请教一下你，高筋面粉还有多少", "get_material_detail"),  # a polite ask, not teaching
+        ("what did the afternoon shift take out today", "get_stock_movements"),
+        ("芒果味香精有没有", "search_materials"),  # 味香 here is no supplier (味香调料)
+    ],
+)
+def test_words_that_only_look_like_another_request(app, text, tool):
+    body = ask(app, "manager", text)
+    assert body["rounds"][0]["tool_calls"][0]["name"] == tool
+
+
+def test_a_greeting_with_a_word_after_it_is_still_a_greeting(app):
+    for text in ("hi there", "hello team"):
+        body = ask(app, "staff", text)
+        assert body["rounds"] == [] and "warehouse" in body["reply"]
 
 
 def test_a_night_shift_is_not_a_transfer(app):

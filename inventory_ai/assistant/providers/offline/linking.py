@@ -144,6 +144,7 @@ class Linker:
         # phrase (lower-case) -> [(kind, code)], from seed_data/aliases.csv and admins
         self.aliases = aliases or {}
         self._places: list[tuple[str, str, list[str], Place]] | None = None
+        self._said_as_supplier_only: set[str] = set()  # short supplier names that need context
 
     # --- places: warehouses, categories, suppliers (small tables) ----------------------------------
 
@@ -185,8 +186,11 @@ class Linker:
         names = []
         if short_zh != supplier.name_zh and len(short_zh) >= 2 and short_zh not in vocabulary.names_zh:
             names.append(short_zh)
+            if len(short_zh) == 2:  # two characters occur in ordinary words: only said as a supplier
+                self._said_as_supplier_only.add(short_zh)
         if len(first_en) >= 5 and first_en not in vocabulary.word_set and first_en not in _EVERYDAY:
             names.append(first_en)
+            self._said_as_supplier_only.add(first_en)
         return names
 
     def english_names(self) -> dict[str, str]:
@@ -207,6 +211,8 @@ class Linker:
                 ascii_name = name.isascii()
                 if ascii_name and not _whole_word(lowered, span):
                     continue
+                if name in self._said_as_supplier_only and not _about_a_supplier(lowered, span):
+                    continue  # 味香 in 风味香精, "anchor the pallet": not the supplier
                 if any(span[0] < b and span[1] > a for a, b in taken):
                     continue
                 taken.append(span)
@@ -383,6 +389,19 @@ class Linker:
 
 def _singular(phrase: str) -> str:
     return " ".join(re.sub(r"(?<=[^s])s$", "", w) if len(w) > 3 else w for w in phrase.split())
+
+
+_SUPPLIER_BEFORE = re.compile(r"(?:从|跟|向|找|问|让|\bfrom|\bby|\bwith|\bbuy from|\border from)\s*$")
+_SUPPLIER_AFTER = re.compile(
+    r"^\s*(?:的|那边|那里|那儿|家|供|送|发|这边|'s\b|stuff\b|materials?\b|products?\b|items?\b|"
+    r"deliver|suppl|sends?\b|sent\b)"
+)
+
+
+def _about_a_supplier(text: str, span: tuple[int, int]) -> bool:
+    """A short supplier name is the supplier when it is said as one: 中粮的东西, 从中粮, "from
+    anchor", "anchor's products"."""
+    return bool(_SUPPLIER_BEFORE.search(text[: span[0]]) or _SUPPLIER_AFTER.match(text[span[1] :]))
 
 
 def _whole_word(text: str, span: tuple[int, int]) -> bool:

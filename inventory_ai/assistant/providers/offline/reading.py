@@ -61,9 +61,10 @@ def read(text: str, ctx: Context) -> Reading:
     masked = _mask(text, marks)
     if slots.due:
         masked = re.sub(r"20\d\d[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}月\d{1,2}[日号]", PLACEHOLDERS["d"], masked)
-    asked = (
-        re.sub(words.POLITE, " ", masked, flags=re.I).strip() or masked
-    )  # what is between hello and thanks
+    # What is between hello and thanks, when that is a request of its own ("hi there" stays small talk).
+    asked = re.sub(words.POLITE, " ", masked, flags=re.I).strip()
+    if len(re.findall(r"[a-z]+|[\u4e00-\u9fff]|[ⓂⓌⒸⓈⓆⓉⒹ]", asked.lower())) < 3:
+        asked = masked
     return Reading(text, slots, links, masked, ctx.guess(asked), (ctx.language or language_of(text)) == "zh")
 
 

@@ -34,7 +34,7 @@ UNITS = {
     "pcs": r"个|只|枚|张|根|片|卷|pcs|pieces?|ea|units?",
 }
 PACKS = (
-    r"袋|包|箱|桶|瓶|罐|盒|件|托|卷|块|条|bags?|sachets?|bars?|sticks?|sacks?|boxe?s|box|cases?|cs|cartons?|ctns?|buckets?|drums?|tubs?|"
+    r"袋|包|箱|桶|瓶|罐|盒|件|托|卷|块|bags?|sacks?|boxe?s|box|cases?|cs|cartons?|ctns?|buckets?|drums?|tubs?|"
     r"packs?|packets?|bottles?|cans?|tins?|pallets?|rolls?|blocks?|bricks?"
 )
 _UNIT = "|".join(f"(?P<u_{i}>{p})" for i, p in enumerate(UNITS.values()))
@@ -109,7 +109,9 @@ _SIZE_EACH = [
     # 3 bags of 25 kg
     re.compile(rf"^\s*of\s+(?P<size>{NUMBER})\s*(?:{_UNIT}){_END}", re.I),
 ]
-_PLAIN = re.compile(rf"(?<![A-Za-z\d.])(?P<n>{NUMBER})\s*(?:{_UNIT})(?P<half>半)?{_END}", re.I)  # 十七公斤半
+_PLAIN = re.compile(
+    rf"(?<![A-Za-z\d.])(?P<n>{NUMBER})\s*(?:{_UNIT})(?P<half>半(?![成年月天]))?{_END}", re.I
+)  # 十七公斤半, not 半成品
 _PACK_ONLY = re.compile(rf"(?<![A-Za-z\d.])(?P<n>{NUMBER})\s*(?P<pack>{PACKS})(?P<half>半)?{_END}", re.I)
 # 两 after a number is the old weight unit (50 g): 三两 = 150 g. (两 before a pack is the number two.)
 _LIANG = re.compile(
@@ -201,7 +203,7 @@ PACK_WORDS = {
     "箱": ("case", "carton", "box", "cs", "ctn"),
     "盒": ("box", "tub", "carton"),
     "袋": ("bag", "sack"),
-    "包": ("pack", "packet", "sachet", "bag"),
+    "包": ("pack", "packet", "bag"),
     "桶": ("bucket", "drum", "tub", "pail", "barrel"),
     "瓶": ("bottle",),
     "罐": ("can", "tin", "jar"),
@@ -275,56 +277,79 @@ _PERIOD_RES = [(re.compile(p, re.I), kind) for p, kind in _PERIODS]
 
 
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
-_THROUGH = r"\s*(?:到|至|~|～|-|–|—|to|until|till|through|thru|and)\s*"
+# A month's name or its usual abbreviation, as a whole word ("margarine" and "mayonnaise" are not).
+_MONTH_NAME = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?(?![a-z])"
+)
+_EN_DAY = r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?"
+_NOT_AN_AMOUNT = r"(?![\d.]|\s*(?:%|公斤|千克|克|斤|吨|升|袋|箱|包|瓶|桶|个|kgs?\b|g\b|grams?\b|l\b|ml\b|pcs\b|boxe?s?\b|bags?\b|cases?\b))"
+_ZH_DATE = r"(?:(?:20\d\d)年)?(?:\d{1,2})月(?:\d{1,2})[日号]?"
 # Two dates of one range, the second's month and both years optional ("11月1号到10号",
-# "10月15号到31号", "nov 1 to nov 10", "between oct 20 and oct 27", "from the 1st to the 10th").
+# "10月15号到31号", "11月1号到11月底", "nov 1 to nov 10", "between oct 20 and oct 27", "from the 1st
+# to the 10th"). Never a pair of amounts ("margarine 5 to 10 kg").
 _RANGES = [
-    (
-        re.compile(
-            rf"(?:(20\d\d)年)?(\d{{1,2}})月(\d{{1,2}})[日号]?{_THROUGH}(?:(\d{{1,2}})月)?(\d{{1,2}})[日号]?"
-        ),
-        "zh",
+    re.compile(
+        r"(?:(?P<y1>20\d\d)年)?(?P<m1>\d{1,2})月(?P<d1>\d{1,2})[日号]?\s*(?:到|至|~|～|-|–|—)\s*"
+        r"(?:(?P<y2>20\d\d)年)?(?:(?P<m2end>\d{1,2})月底|(?:(?P<m2>\d{1,2})月)?(?P<d2>\d{1,2})[日号]?)"
+        + _NOT_AN_AMOUNT
     ),
-    (re.compile(rf"\b{_MONTH}\s+{_DAY}{_THROUGH}(?:{_MONTH}\s+)?{_DAY}\b", re.I), "en"),
-    (re.compile(rf"\b{_DAY}\s+{_MONTH}{_THROUGH}{_DAY}\s+{_MONTH}", re.I), "en_day_first"),
-    (re.compile(r"(?<![月\d])(\d{1,2})[号日]\s*(?:到|至|~|-)\s*(\d{1,2})[号日]"), "zh_days"),
-    (
-        re.compile(
-            r"\bfrom\s+the\s+(\d{1,2})(?:st|nd|rd|th)\s+(?:to|until|till)\s+the\s+(\d{1,2})(?:st|nd|rd|th)\b",
-            re.I,
-        ),
-        "en_days",
+    re.compile(
+        rf"(?:\bbetween\s+(?P<bm1>{_MONTH_NAME})\s+(?P<bd1>{_EN_DAY})\s+and\s+|"
+        rf"\b(?P<em1>{_MONTH_NAME})\s+(?P<ed1>{_EN_DAY})\s*(?:to|until|till|through|thru|-|–)\s*)"
+        rf"(?:(?P<em2>{_MONTH_NAME})\s+)?(?P<ed2>{_EN_DAY})\b" + _NOT_AN_AMOUNT,
+        re.I,
+    ),
+    re.compile(r"(?<![月\d])(?P<td1>\d{1,2})[号日]\s*(?:到|至|~|-)\s*(?P<td2>\d{1,2})[号日]"),
+    re.compile(
+        r"\bfrom\s+the\s+(?P<td1>\d{1,2})(?:st|nd|rd|th)\s+(?:to|until|till)\s+the\s+(?P<td2>\d{1,2})(?:st|nd|rd|th)\b",
+        re.I,
     ),
 ]
 
 
+def _month(name: str | None) -> int | None:
+    return _MONTHS.index(name.lower()[:3]) + 1 if name else None
+
+
+def _day(text: str) -> int:
+    return int(re.search(r"\d+", text).group(0))
+
+
 def _date_range(text: str, today: date) -> Period | None:
-    for pattern, kind in _RANGES:
+    for pattern in _RANGES:
         m = pattern.search(text)
         if not m:
             continue
-        g = m.groups()
-        if kind == "zh":
-            year, m1, d1, m2, d2 = (int(x) if x else None for x in g)
-        elif kind == "en":
-            year, m1, d1 = None, _MONTHS.index(g[0].lower()) + 1, int(g[1])
-            m2, d2 = (_MONTHS.index(g[2].lower()) + 1 if g[2] else None), int(g[3])
-        elif kind == "en_day_first":
-            year, d1, m1 = None, int(g[0]), _MONTHS.index(g[1].lower()) + 1
-            d2, m2 = int(g[2]), _MONTHS.index(g[3].lower()) + 1
-        else:  # days of this month
-            year, m1, d1, m2, d2 = None, today.month, int(g[0]), None, int(g[1])
+        g = {k: v for k, v in m.groupdict().items() if v}
+        year = int(g["y1"]) if "y1" in g else None
+        if "td1" in g:  # days of this month; of last month when they have not come yet
+            start_month = today.replace(day=1)
+            if int(g["td1"]) > today.day:
+                start_month = (start_month - timedelta(days=1)).replace(day=1)
+            year, m1, d1, m2, d2 = start_month.year, start_month.month, int(g["td1"]), None, int(g["td2"])
+        elif "m1" in g:
+            m1, d1 = int(g["m1"]), int(g["d1"])
+            m2 = int(g.get("m2end") or g.get("m2") or 0) or None
+            d2 = int(g["d2"]) if "d2" in g else None  # None: the end of month m2 (11月底)
+        else:
+            m1, d1 = _month(g.get("bm1") or g.get("em1")), _day(g.get("bd1") or g.get("ed1"))
+            m2, d2 = _month(g.get("em2")), _day(g["ed2"])
         try:
             since = date(year or today.year, m1, d1)
             if year is None and since > today:  # "nov 20 to 30" said in January: last year's
                 since = since.replace(year=since.year - 1)
-            until = date(since.year, m2 or m1, d2)
-            if until < since:  # "12月25号到1月5号": into the next year
-                until = until.replace(year=until.year + 1)
+            end_month = m2 or m1
+            end_year = int(g["y2"]) if "y2" in g else since.year + (1 if end_month < m1 else 0)  # 12月→1月
+            if d2 is None:
+                d2 = (
+                    (date(end_year, end_month, 28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
+                ).day
+            until = date(end_year, end_month, d2)
         except ValueError:  # no such day (2月30号): not a period
             continue
+        if until < since:  # "11月10号到11月1号": the same days, said backwards
+            since, until = until, since
         return Period(since, until, m.span())
     return None
 

@@ -41,7 +41,7 @@ BULK = (
     r"history|ledger|table|data\b"
 )
 TEACH = (
-    r"以后我说|以后(?:有人|谁|大家|我们|员工)?(?:再)?说|教(?:下|一下|教)?(?:助手|你|它)|我说.{0,12}(就是|意思是)|when (i|someone|people|staff|anyone) (say|says|type|types|write|writes|ask|asks)|"
+    r"以后我说|以后(?:有人|谁|大家|我们|员工)?(?:再)?说|(?<!请)教(?:下|一下|教)?(?:助手|你|它)|我说.{0,12}(就是|意思是)|when (i|someone|people|staff|anyone) (say|says|type|types|write|writes|ask|asks)|"
     r"(?:新增|新建|添加|增加|创建|建|加)\s*(?:一|1)?\s*(?:个|条)?\s*(?:新的?)?\s*(?:意图|intent)|教你|学一个|学会|"
     r"teach (?:the )?(?:bot|assistant|system|it)|"
     r"(加|添加|增加|新增)(一个|个)?(关键词|关键字|说法|同义词)|intent (called|named)|new intent|"
@@ -50,7 +50,9 @@ TEACH = (
 )
 TRANSFER = (
     r"调拨|移库|调到|转仓|移仓|调仓|调库|转库|倒库|挪到|搬到|transfer|\bxfe?r\b|relocat|\bmov(?:e|ed|ing)\b(?!\s+out)|"
-    r"(?<!day )(?<!night )(?<!late )(?<!early )(?<!morning )(?<!evening )\bshift(?:ed|ing)?\b(?!\s+(?:lead|team|crew|manager|worker))"
+    # "shift" as a verb with a place to go ("shift 20 kg to the cold store"), never a work shift
+    r"(?<![-\w])(?<!day )(?<!night )(?<!late )(?<!early )(?<!morning )(?<!afternoon )(?<!evening )(?<!my )(?<!the )(?<!our )(?<!this )"
+    r"shift(?:ed|ing)?\b(?=.{0,60}\b(?:to|into|from)\b)(?!\s+(?:lead|team|crew|manager|worker))"
 )
 ADJUST = r"盘点|调整|盘亏|盘盈|adjust|stocktake|counted"
 # The verbs that tell the assistant to book (not nouns like 用量 or "usage"), by movement type.
@@ -70,5 +72,5 @@ SEARCH_FILLER = (
 # what is between them.
 POLITE = (
     r"^\s*(?:早上好|上午好|下午好|晚上好|你好|您好|哈喽|嗨|hi|hello|hey|good morning|morning)[\s,，!！。.~]+|"
-    r"[\s,，]*(?:谢谢(?:了|哈|啦|你|您)?|多谢|辛苦了|thanks?(?: you)?|thx|ty)[\s!！。.~哈啊呀]*$"
+    r"[\s,，]*(?:谢谢(?:了|哈|啦|你|您)?|多谢|辛苦了|\bthanks?(?: you)?|\bthx|\bty)[\s!！。.~哈啊呀]*$"
 )
