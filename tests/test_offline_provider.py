@@ -59,6 +59,8 @@ def test_quantities_with_units_packs_and_chinese_numerals(text, amount, unit):
         ("1L×12盒/箱 35.1%", "cs", "12", "L"),
         ("50根/包 马达加斯加", "包", "50", "pcs"),
         ("1000张/卷", "rolls", "1000", "pcs"),
+        ("5g 1000包/箱", "包", "1", "pcs"),  # a case of 1000 sachets: 20包 are twenty sachets
+        ("5g 1000包/箱", "箱", "1000", "pcs"),
     ],
 )
 def test_what_a_pack_holds_comes_from_the_spec(spec, pack, size, unit):

@@ -244,6 +244,8 @@ def pack_size(spec: str | None, pack: str | None) -> tuple[Decimal, str] | None:
         said = next((chinese for _rank, chinese in names if chinese in levels), "")
     if said in levels:
         return levels[said], unit
+    if said and said == m.group("unit"):  # "1000包/箱" and 20包: twenty of the pieces, not cases
+        return Decimal(1), unit
     return (size, unit) if len(levels) == 1 else None
 
 
