@@ -16,18 +16,7 @@ from inventory_ai.auth import issue_token
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, Material, Signoff, StockLevel, StockMovement, User, utcnow
 from tests.support.clients import AuthActions
-from tests.support.scripted import ScriptedProvider, answer, call, calls, use
-
-
-def booking(quantity: float, movement_type: str = "outbound", material: str = "M001") -> dict:
-    return {
-        "material": material,
-        "warehouse": "主仓库",
-        "movement_type": movement_type,
-        "quantity": quantity,
-        "unit": "kg",
-        "reason": "生产领料",
-    }
+from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
 
 
 def books(arguments: dict) -> ScriptedProvider:

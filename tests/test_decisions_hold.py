@@ -19,18 +19,7 @@ from inventory_ai.assistant.types import ModelReply, ModelRequest, TextDelta
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, Signoff, StockMovement, ToolCallRecord, User, utcnow
 from tests.support.clients import AuthActions
-from tests.support.scripted import ScriptedProvider, answer, call, calls, use
-
-
-def booking(quantity: float, material: str = "M001", movement_type: str = "outbound") -> dict:
-    return {
-        "material": material,
-        "warehouse": "主仓库",
-        "movement_type": movement_type,
-        "quantity": quantity,
-        "unit": "kg",
-        "reason": "生产领料",
-    }
+from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
 
 
 def client_for(app, username: str):
@@ -75,7 +64,7 @@ class Slow:
 
 def test_an_approval_streamed_to_a_client_that_goes_away_still_books_every_call(app):
     use(app, ScriptedProvider(calls(call("record_stock_movement", booking(5)),
-                                    call("record_stock_movement", booking(7, "M002"))),
+                                    call("record_stock_movement", booking(7, material="M002"))),
                               answer("好了")))  # fmt: skip
     staff = client_for(app, "staff")
     body = staff.post("/api/v1/chat", json={"message": "两笔出库"}).json

@@ -54,3 +54,15 @@ class ScriptedProvider:
 def use(app, provider: ScriptedProvider) -> ScriptedProvider:
     app.extensions[EXTENSION_KEY].models.provider_factory = lambda _session: (provider,)
     return provider
+
+
+def booking(quantity: float, movement_type: str = "outbound", material: str = "M001") -> dict:
+    """The arguments of a record_stock_movement call in the main warehouse, in kg."""
+    return {
+        "material": material,
+        "warehouse": "主仓库",
+        "movement_type": movement_type,
+        "quantity": quantity,
+        "unit": "kg",
+        "reason": "生产领料",
+    }

@@ -63,7 +63,7 @@ def read(text: str, ctx: Context) -> Reading:
         masked = re.sub(r"20\d\d[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}月\d{1,2}[日号]", PLACEHOLDERS["d"], masked)
     # What is between hello and thanks, when that is a request of its own ("hi there" stays small talk).
     asked = re.sub(words.POLITE, " ", masked, flags=re.I).strip()
-    if len(re.findall(r"[a-z]+|[\u4e00-\u9fff]|[ⓂⓌⒸⓈⓆⓉⒹ]", asked.lower())) < 3:
+    if len(re.findall(f"{words.WORD}|[{''.join(PLACEHOLDERS.values())}]", asked.lower())) < 3:
         asked = masked
     return Reading(text, slots, links, masked, ctx.guess(asked), (ctx.language or language_of(text)) == "zh")
 

@@ -58,7 +58,7 @@ def plan(text: str, ctx: Context) -> Plan:
         or any(m.named for m in r.links.materials)
         or r.links.places
         or r.slots.codes
-        or len(re.findall(r"[a-z]+|[\u4e00-\u9fff]", r.masked.lower())) <= 6  # "hi, butter?": little else
+        or len(re.findall(words.WORD, r.masked.lower())) <= 6  # "hi, butter?": little else
     )
     if label == DESTRUCTIVE or (label == CHITCHAT and about_stock):  # the model's second thought
         label = next(

@@ -74,3 +74,5 @@ POLITE = (
     r"^\s*(?:早上好|上午好|下午好|晚上好|你好|您好|哈喽|嗨|hi|hello|hey|good morning|morning)[\s,，!！。.~]+|"
     r"[\s,，]*(?:谢谢(?:了|哈|啦|你|您)?|多谢|辛苦了|\bthanks?(?: you)?|\bthx|\bty)[\s!！。.~哈啊呀]*$"
 )
+# One word of a request, to count how much it says: an English word or one Chinese character.
+WORD = r"[a-z]+|[\u4e00-\u9fff]"
