@@ -6,14 +6,19 @@ CSRF is enforced here, in one place: every cookie-authenticated write needs the 
 
 from __future__ import annotations
 
+import os
 import secrets
-from datetime import timedelta
+import threading
+import time
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from pathlib import Path
 
-from flask import Flask, redirect, request, session, url_for
+from flask import Flask, current_app, redirect, request, session, url_for
 from flask_login import current_user, login_user, logout_user
 from flask_wtf.csrf import CSRFError
 from sqlalchemy import select, update
-from sqlalchemy.orm import joinedload
+from sqlalchemy.orm import joinedload, make_transient_to_detached
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from inventory_ai.database import begin_write, write_transaction
@@ -176,6 +181,7 @@ def end_logins(user: User, revoke_tokens: bool = True) -> None:
     user is reactivated. The user's own password change keeps their tokens: they know of it, and
     their scripts go on (docs/api.md); they revoke a token themselves."""
     now = utcnow()
+    forget_tokens()
     db.session.execute(
         update(LoginSession)
         .where(LoginSession.user_id == user.id, LoginSession.ended_at.is_(None))
@@ -193,9 +199,69 @@ class TokenRefused(Exception):
     """An API token that does not let anyone in; the message says why, never the token."""
 
 
-def user_for_token(plain: str) -> User:
+# Bearer tokens found good in the last few seconds, by their hash: a script, a dashboard or the MCP
+# client calling many times a second costs no query for who it is. A revocation, deactivation or
+# change of role applies at once in every worker of this server: forget_tokens touches a file in
+# the instance folder that each request looks at (one stat); on other hosts sharing the database,
+# and for a request racing the change, within TOKEN_CHECK_SECONDS. An expiry applies on the dot.
+TOKEN_CHECK_SECONDS = 5.0
+_CHANGED_FILE = "tokens-changed"
+
+
+@dataclass(frozen=True)
+class _GoodToken:
+    user: dict  # the user's columns as read, for a copy that is the session's own
+    token_id: int
+    expires_at: datetime | None
+    last_used_at: datetime | None
+    checked_at: float  # time.monotonic()
+
+
+_GOOD_TOKENS: dict[str, _GoodToken] = {}
+_GOOD_TOKENS_LOCK = threading.Lock()
+_changes_seen = [0]  # the changed file's mtime (ns) when _GOOD_TOKENS was last emptied for it
+
+
+def forget_tokens() -> None:
+    """Check every token against the database again, in every worker: a token, a user or a role
+    changed."""
+    marker = Path(current_app.instance_path) / _CHANGED_FILE
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+    os.utime(marker)  # now, to the nanosecond, even if it existed
+    with _GOOD_TOKENS_LOCK:
+        _GOOD_TOKENS.clear()
+
+
+def _forget_if_changed() -> None:
+    try:
+        changed = os.stat(Path(current_app.instance_path) / _CHANGED_FILE).st_mtime_ns
+    except FileNotFoundError:
+        return
+    if changed != _changes_seen[0]:
+        with _GOOD_TOKENS_LOCK:
+            _GOOD_TOKENS.clear()
+            _changes_seen[0] = changed
+
+
+def user_for_token(plain: str, recently_checked: bool = True) -> User:
     """The user an API token stands for (a bearer header, the MCP server's INVENTORY_AI_MCP_TOKEN),
-    or TokenRefused: unknown, revoked, expired, or its user deactivated."""
+    or TokenRefused: unknown, revoked, expired, or its user deactivated. `recently_checked=False`
+    reads the database every time (the stdio MCP server: one agent, every call checked)."""
+    key = hash_token(plain)
+    now = utcnow()
+    _forget_if_changed()
+    good = _GOOD_TOKENS.get(key) if recently_checked else None
+    if (
+        good is not None
+        and time.monotonic() - good.checked_at < TOKEN_CHECK_SECONDS
+        and (good.expires_at is None or good.expires_at > now)
+    ):
+        user = User(**good.user)
+        make_transient_to_detached(user)  # as if loaded: no query, and nothing to write
+        user = db.session.merge(user, load=False)
+        _stamp_last_used(key, good.token_id, good.last_used_at, now)
+        return user
     token = db.session.scalar(
         select(ApiToken)
         .options(joinedload(ApiToken.user))  # one round trip for the token and its user
@@ -210,14 +276,33 @@ def user_for_token(plain: str) -> User:
         raise TokenRefused(f"the API token {token.prefix}… expired")
     if not token.user.active:
         raise TokenRefused(f"the user of the API token {token.prefix}… is deactivated")
-    # Stamped in its own short write, so this request's session stays a reader; the read is
-    # ended first, so a thread never holds two pooled connections (64 such threads waiting
-    # for a second connection each would drain the pool and wait for ever).
-    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
-        db.session.commit()
-        with write_transaction(db.engine) as stamp:
-            stamp.execute(update(ApiToken).where(ApiToken.id == token.id).values(last_used_at=now))
-    return token.user
+    user = token.user
+    with _GOOD_TOKENS_LOCK:
+        if len(_GOOD_TOKENS) >= 10_000:  # bounded: many tokens in turn only cost their queries
+            _GOOD_TOKENS.clear()
+        _GOOD_TOKENS[key] = _GoodToken(
+            {c.key: getattr(user, c.key) for c in User.__mapper__.column_attrs},
+            token.id,
+            token.expires_at,
+            token.last_used_at,
+            time.monotonic(),
+        )
+    _stamp_last_used(key, token.id, token.last_used_at, now)
+    return user
+
+
+def _stamp_last_used(key: str, token_id: int, last_used_at: datetime | None, now: datetime) -> None:
+    """A token's "last used", to the minute. Stamped in its own short write, so this request's
+    session stays a reader; the read is ended first, so a thread never holds two pooled
+    connections (64 such threads waiting for a second connection each would drain the pool)."""
+    if last_used_at is not None and now - last_used_at < LAST_USED_RESOLUTION:
+        return
+    db.session.commit()
+    with write_transaction(db.engine) as stamp:
+        stamp.execute(update(ApiToken).where(ApiToken.id == token_id).values(last_used_at=now))
+    with _GOOD_TOKENS_LOCK:
+        if (good := _GOOD_TOKENS.get(key)) is not None:
+            _GOOD_TOKENS[key] = replace(good, last_used_at=now)
 
 
 def authenticated_user() -> User | None:

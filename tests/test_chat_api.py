@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from decimal import Decimal
+from pathlib import Path
 
 from sqlalchemy import func, select
 
 from inventory_ai.auth import issue_token
-from inventory_ai.models import Material, StockLevel
+from inventory_ai.models import Material, StockLevel, utcnow
 
 
 def m001(session) -> Decimal:
@@ -141,10 +144,7 @@ def test_bearer_tokens_work_without_csrf_and_stop_when_revoked(client, session, 
     response = client.post("/api/v1/chat", json={"message": "帮我查找面粉原料"}, headers=headers)
     assert response.status_code == 200 and response.json["status"] == "completed"
     assert plain not in json.dumps(response.json)
-    from inventory_ai.models import utcnow
-
-    token.revoked_at = utcnow()
-    session.commit()
+    assert client.delete(f"/api/v1/auth/tokens/{token.id}", headers=headers).status_code == 204
     assert client.post("/api/v1/chat", json={"message": "hi"}, headers=headers).status_code == 401
     assert (
         client.post(
@@ -152,6 +152,23 @@ def test_bearer_tokens_work_without_csrf_and_stop_when_revoked(client, session, 
         ).status_code
         == 401
     )
+
+
+def test_a_token_revoked_by_another_worker_is_refused_at_once(app, client, session, user):
+    """A token is checked against the database once every few seconds; a revocation made by
+    another worker process of the same server (it touches the instance folder's marker) applies
+    on the next request here all the same."""
+    token, plain = issue_token(user("staff"), "script")
+    session.commit()
+    headers = {"Authorization": f"Bearer {plain}"}
+    assert client.get("/api/v1/conversations", headers=headers).status_code == 200
+    token.revoked_at = utcnow()  # written by the other worker...
+    session.commit()
+    marker = Path(app.instance_path) / "tokens-changed"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+    os.utime(marker, ns=(time.time_ns(), time.time_ns() + 1))  # ...which then marks the change
+    assert client.get("/api/v1/conversations", headers=headers).status_code == 401
 
 
 def test_deactivated_users_are_locked_out(client, auth, session, user):

@@ -15,6 +15,7 @@ from inventory_ai.auth import (
     authenticated_user,
     check_credentials,
     end_logins,
+    forget_tokens,
     hashed_password,
     issue_token,
     log_in,
@@ -159,3 +160,4 @@ class TokenResource(MethodView):
             raise NotFound("no such token")
         token.revoked_at = token.revoked_at or utcnow()
         db.session.commit()
+        forget_tokens()

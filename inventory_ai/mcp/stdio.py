@@ -51,7 +51,9 @@ class ToolboxWatch:
 
 def serve_stdio(app: Flask, token: str, check_every: float = TOOLBOX_CHECK_SECONDS) -> None:
     watch = ToolboxWatch()
-    server = WarehouseServer(app, lambda _ctx: user_for_token(token), on_tools_listed=watch.tools_listed)
+    server = WarehouseServer(
+        app, lambda _ctx: user_for_token(token, recently_checked=False), on_tools_listed=watch.tools_listed
+    )
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tasks:

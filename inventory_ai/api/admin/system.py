@@ -11,7 +11,7 @@ from sqlalchemy import select
 from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
 from inventory_ai.api.fields import UtcDateTime, to_naive_utc
 from inventory_ai.assistant.setup import manager
-from inventory_ai.auth import authenticated_user, end_logins, hashed_password
+from inventory_ai.auth import authenticated_user, end_logins, forget_tokens, hashed_password
 from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
 from inventory_ai.extensions import db
@@ -114,6 +114,7 @@ class UserResource(MethodView):
             end_logins(user)  # deactivated: every session ends now, not when it expires
         _audit("user_changed", user.username, body)
         db.session.commit()
+        forget_tokens()  # a new role or a deactivation applies to the user's tokens at once
         return user
 
 
@@ -129,6 +130,7 @@ class UserPassword(MethodView):
         end_logins(user)
         _audit("password_reset", user.username)
         db.session.commit()
+        forget_tokens()  # again once committed: a token checked meanwhile saw it still good
 
 
 # --- tools -----------------------------------------------------------------------------------
