@@ -12,6 +12,7 @@ import pytest
 from inventory_ai.assistant.providers.offline import slots
 from inventory_ai.assistant.providers.offline.classifier import Example, IntentModel, built_in_examples
 from inventory_ai.assistant.providers.offline.linking import Linker
+from inventory_ai.assistant.providers.offline.packs import pack_size
 from inventory_ai.assistant.setup import aliases, manager
 from inventory_ai.models import User
 from inventory_ai.services import clock
@@ -64,11 +65,11 @@ def test_quantities_with_units_packs_and_chinese_numerals(text, amount, unit):
     ],
 )
 def test_what_a_pack_holds_comes_from_the_spec(spec, pack, size, unit):
-    assert slots.pack_size(spec, pack) == (Decimal(size), unit)
+    assert pack_size(spec, pack) == (Decimal(size), unit)
 
 
 def test_two_pack_sizes_the_word_does_not_tell_apart_are_not_guessed():
-    assert slots.pack_size("500g×12盒/箱", "pallets") is None
+    assert pack_size("500g×12盒/箱", "pallets") is None
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,8 @@ EN_STOP = set(
     kilo kilos kilogram kilograms tonne tonnes ton tons pcs piece pieces wh whs
     still remain remaining available on-hand hand quantity amount number bread-line line production
     i'd i'm i'll we're we'd we've it's that's there's don't doesn't didn't let's you're isn't aren't
-    anything activity happened happen done things thing stuff related lot lots bit
+    anything activity happened happen done things thing stuff related lot lots bit ins outs
+    stats stat wk wks exact exactly sure made call calls calling called
     hai you duoshao ma ne le de zai shi yao cha kan zhao bang wo women yixia haiyou ku cun kucun
     """.split()  # noqa: SIM905 (a word list reads better as words)
 )
@@ -171,6 +172,12 @@ class Linker:
                     names += [a for a, targets in self.aliases.items() if (kind, item.code) in targets]
                     place = Place(kind, item.code, item.name_zh, item.name_en, (0, 0))
                     rows.append((kind, item.code, [n for n in names if n], place))
+            # 包材 is 包材仓's short name and 包装材料's contraction: said alone, it is the kind of goods.
+            categories = {n for kind, _code, names, _place in rows if kind == "category" for n in names}
+            rows = [
+                (kind, code, [n for n in names if kind != "warehouse" or n not in categories], place)
+                for kind, code, names, place in rows
+            ]
             self._places = rows
         return self._places
 
@@ -217,13 +224,15 @@ class Linker:
                     continue
                 taken.append(span)
                 found.append(Place(place.kind, place.code, place.name_zh, place.name_en, span))
-        # "from main to the cold store": after from or to, a warehouse's first English word is enough.
+        # "from main to the cold store", "main -> cold": beside from, to or an arrow, a warehouse's
+        # first English word is enough.
         for kind, _code, _names, place in self.places():
             if kind != "warehouse" or any(p.code == place.code for p in found):
                 continue
             first = re.escape(place.name_en.lower().split()[0])
-            for m in re.finditer(rf"\b(?:from|to|into|back to)\s+(?:the\s+)?({first})\b", lowered):
-                span = m.span(1)
+            said = rf"\b(?:from|to|into|back to)\s+(?:the\s+)?({first})\b|\b({first})\s*(?:->|→|=>)|(?:->|→|=>)\s*({first})\b"
+            for m in re.finditer(said, lowered):
+                span = next(m.span(g) for g in (1, 2, 3) if m.group(g))
                 if not any(span[0] < b and span[1] > a for a, b in taken):
                     taken.append(span)
                     found.append(Place(place.kind, place.code, place.name_zh, place.name_en, span))
@@ -248,6 +257,7 @@ class Linker:
         for phrase in self.aliases:
             chars |= set(phrase)
             words |= set(re.findall(r"[a-z][a-z0-9]{2,}", phrase))
+        words |= {w[:-3] + "y" for w in words if w.endswith("ies")}  # a typo of "cranberry" is near it
         known = _VOCABULARY[key] = _Vocabulary(
             chars, sorted(w for w in words if len(w) >= 4), words, time.monotonic(), "|".join(names_zh)
         )
@@ -305,8 +315,24 @@ class Linker:
                 continue
             if phrase.isascii() and not _whole_word(text.lower(), span):
                 continue
+            if phrase.isascii() and (longer := self._name_around(text, span)) is not None:
+                mentions.append(longer)  # the alias "eggs" inside the name "quail eggs"
+                continue
             mentions.append(Mention(phrase, span, [_candidate(material)], True, 1, named=True))
         return mentions
+
+    def _name_around(self, text: str, span: tuple[int, int]) -> Mention | None:
+        """A material's full English name made of the words just before an alias and the alias."""
+        before = list(re.finditer(EN_WORD, text[: span[0]]))
+        for first in before[-2:]:
+            if span[0] - first.end() > 3 and first is before[-1]:
+                return None  # not next to each other
+            if first.group(0).lower() in EN_STOP:
+                continue
+            found = self._search(normalise(text[first.start() : span[1]]), (first.start(), span[1]))
+            if found is not None and found.named:
+                return found
+        return None
 
     def _partial(self, text: str) -> list[Mention]:
         vocabulary = self.vocabulary()
@@ -316,13 +342,37 @@ class Linker:
         content = [ch for ch in "".join(CJK_RUN.findall(text)) if ch not in ZH_SINGLE_STOP]
         for run in CJK_RUN.finditer(text):
             for segment, start in _segments(run.group(0), vocabulary.chars):
-                found = self._longest(segment, start + run.start(), alone=len(content) <= 1)
-                if found is not None:
-                    mentions.append(found)
+                mentions += self._every_name(segment, start + run.start(), alone=len(content) <= 1)
         mentions += self._english(text, vocabulary)
         if any(len(m.text) >= 2 for m in mentions):  # a lone character (麻 of 麻烦) only when nothing else
             mentions = [m for m in mentions if len(m.text) >= 2]
         return mentions
+
+    def _every_name(self, segment: str, offset: int, alone: bool) -> list[Mention]:
+        """The names in a segment, longest first, then, when that one is a material of its own, in
+        what is left on either side of it: 红豆莲蓉芋泥 is three fillings."""
+        found = self._longest(segment, offset, alone)
+        if (found is None or not found.exact) and len(segment) >= 3:
+            found = self._reordered(segment, offset) or found
+        if found is None or not found.exact:
+            return [found] if found else []  # 芒果味香精: a loose 味香精, its 芒果 says which kind
+        start, end = found.span[0] - offset, found.span[1] - offset
+        left, right = segment[:start], segment[end:]
+        return [
+            *(self._every_name(left, offset, False) if len(left) >= 2 else []),
+            found,
+            *(self._every_name(right, offset + end, False) if len(right) >= 2 else []),
+        ]
+
+    def _reordered(self, segment: str, offset: int) -> Mention | None:
+        """The one name made of a segment's characters in another order: 黄油片 is 片状黄油."""
+        names = [n for n in self.vocabulary().names_zh.split("|") if set(segment) <= set(n)]
+        if len(names) != 1:
+            return None
+        found = self._search(names[0], (offset, offset + len(segment)))
+        if found is None or not found.named:
+            return None
+        return Mention(segment, found.span, found.candidates[:1], True, 1)
 
     def _longest(self, segment: str, offset: int, alone: bool) -> Mention | None:
         """The longest substring of a segment the search index finds materials for. A single
@@ -339,7 +389,11 @@ class Linker:
 
     def _english(self, text: str, vocabulary: _Vocabulary) -> list[Mention]:
         tokens = [(m.group(0).lower(), m.span()) for m in re.finditer(EN_WORD, text)]
-        content = [(self._spelled(w, vocabulary), s) for w, s in tokens if w not in EN_STOP and len(w) > 1]
+        content = [
+            (self._spelled(w, vocabulary), s)
+            for w, s in tokens
+            if w not in EN_STOP and (len(w) > 2 or w in self.aliases)
+        ]
         mentions: list[Mention] = []
         i = 0
         while i < len(content):
@@ -351,6 +405,8 @@ class Linker:
                 phrase = " ".join(w for w, _ in group)
                 span = (group[0][1][0], group[-1][1][1])
                 found = self._search(phrase, span)
+                if found is None and size > 1 and phrase != (as_typed := normalise(text[span[0] : span[1]])):
+                    found = self._search(as_typed, span)  # "quail eggs" as typed, not "quail egg"
                 if found is None and size > 1 and phrase != (singular := _singular(phrase)):
                     found = self._search(singular, span)  # "butter sheets": the Butter Sheet
                 if found is not None:
@@ -375,7 +431,15 @@ class Linker:
         for cut in range(3, len(word) - 2):
             if word[:cut] in vocabulary.word_set and word[cut:] in vocabulary.word_set:
                 return f"{word[:cut]} {word[cut:]}"
-        close = difflib.get_close_matches(word, [w for w in known if w[0] == word[0]], n=1, cutoff=0.8)
+        # Near in length, and not a word that only starts like a name ("bakery" is no typo of "bake").
+        near = [
+            w
+            for w in known
+            if w[0] == word[0]
+            and abs(len(w) - len(word)) <= 2
+            and not (word.startswith(w) and len(word) - len(w) >= 2)
+        ]
+        close = difflib.get_close_matches(word, near, n=1, cutoff=0.8)
         return close[0] if close else word
 
     def _search(self, phrase: str, span: tuple[int, int]) -> Mention | None:

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from inventory_ai.assistant.providers.offline.answers import compose_answer
-from inventory_ai.assistant.providers.offline.reading import Context
-from inventory_ai.assistant.providers.offline.understanding import Plan, plan
+from inventory_ai.assistant.providers.offline.reading import Context, Plan
+from inventory_ai.assistant.providers.offline.understanding import plan
 from inventory_ai.assistant.types import (
     Message,
     ModelReply,

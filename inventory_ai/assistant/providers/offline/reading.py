@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline import words
-from inventory_ai.assistant.providers.offline.classifier import PLACEHOLDERS, Guess
-from inventory_ai.assistant.providers.offline.linking import Linker, Links
+from inventory_ai.assistant.providers.offline.classifier import CHITCHAT, DESTRUCTIVE, PLACEHOLDERS, Guess
+from inventory_ai.assistant.providers.offline.linking import EN_STOP, Linker, Links, Mention
 from inventory_ai.text import language_of
 
 
@@ -47,8 +47,13 @@ def read(text: str, ctx: Context) -> Reading:
     slots = slot.parse(text, ctx.today)
     places = ctx.linker.find_places(slot.blank(text, slots.spans))
     code_spans = [(m.group(0).upper(), m.span()) for m in slot.CODE.finditer(text)]
+    if any(p.kind == "category" for p in places):
+        # A category's word inside a material's full name ("quail eggs", "duck eggs") is the name.
+        whole = ctx.linker.find_materials(slot.blank(text, slots.spans), code_spans)
+        places = [p for p in places if not (p.kind == "category" and _inside_a_name(p.span, whole))]
     rest = slot.blank(text, slots.spans + [p.span for p in places])
     materials = ctx.linker.find_materials(rest, code_spans)
+    materials = [_narrowed(m, slot.blank(rest, [m.span for m in materials])) for m in materials]
     links = Links(materials, places)
     marks: list[tuple[tuple[int, int], str]] = [(m.span, PLACEHOLDERS["m"]) for m in materials]
     marks += [
@@ -65,7 +70,50 @@ def read(text: str, ctx: Context) -> Reading:
     asked = re.sub(words.POLITE, " ", masked, flags=re.I).strip()
     if len(re.findall(f"{words.WORD}|[{''.join(PLACEHOLDERS.values())}]", asked.lower())) < 3:
         asked = masked
-    return Reading(text, slots, links, masked, ctx.guess(asked), (ctx.language or language_of(text)) == "zh")
+    return Reading(
+        text, slots, links, masked, _guess(asked, ctx), (ctx.language or language_of(text)) == "zh"
+    )
+
+
+def _guess(asked: str, ctx: Context) -> Guess:
+    """How the request asks. When the whole is unclear, the clause that asks most clearly: people
+    explain before they ask ("Order 2000 toast boxes please, the bakery is switching to…")."""
+    whole = ctx.guess(asked)
+    clauses = [
+        c for c in re.split(r"[,，。;；!！?？]|\s-\s", asked) if len(re.findall(words.WORD, c.lower())) >= 2
+    ]
+    if whole.confidence >= 0.6 or len(clauses) < 2:
+        return whole
+    best = max((ctx.guess(c) for c in clauses), key=lambda g: g.confidence)
+    if (
+        best.label not in (CHITCHAT, DESTRUCTIVE)
+        and best.confidence >= 0.6
+        and best.confidence > whole.confidence
+    ):
+        return best
+    return whole
+
+
+def _narrowed(mention: Mention, rest: str) -> Mention:
+    """A loose name made exact by what else the request says of it: "dark chocolate … 70%" is the
+    one dark chocolate whose name or spec says 70%."""
+    if mention.exact or len(mention.candidates) < 2:
+        return mention
+    said = [w for w in re.findall(r"\d+(?:\.\d+)?%|[a-z]{3,}", rest.lower()) if w not in EN_STOP]
+    if not said:
+        return mention
+    scores = [
+        sum(w in f"{c.name_zh} {c.name_en} {c.spec or ''}".lower() for w in said) for c in mention.candidates
+    ]
+    best = max(scores)
+    if best == 0 or scores.count(best) > 1 or len(mention.candidates) < mention.total:
+        return mention
+    chosen = mention.candidates[scores.index(best)]
+    return replace(mention, candidates=[chosen], exact=True, total=1)
+
+
+def _inside_a_name(span: tuple[int, int], mentions) -> bool:
+    return any(m.named and m.span[0] <= span[0] and span[1] <= m.span[1] and m.span != span for m in mentions)
 
 
 def _mask(text: str, marks) -> str:
@@ -78,3 +126,47 @@ def _mask(text: str, marks) -> str:
         last = end
     out.append(text[last:])
     return "".join(out)
+
+
+@dataclass
+class Plan:
+    """What to do with a request: a tool call with its arguments (and, for a report, the tool that
+    formats the rows afterwards), or a reply without a tool."""
+
+    tool: str | None = None
+    arguments: dict = field(default_factory=dict)
+    reply: str | None = None
+    then: str | None = None  # a tool to call with the first one's rows (format_report)
+
+
+def primary(links: Links) -> Mention | None:
+    """The material a request is about: the first it names by its full name, alias or code, else
+    the first it names unambiguously, else the first it names."""
+    return next(
+        (m for m in links.materials if m.named),
+        next((m for m in links.materials if m.exact), links.materials[0] if links.materials else None),
+    )
+
+
+def place(r: Reading, kind: str) -> str | None:
+    found = r.links.of(kind)
+    return found[0].code if found else None
+
+
+def direction(text: str) -> str | None:
+    """Which way the movement a request speaks of goes, by its words; None: both or not said."""
+    for verbs, kind in ((words.TRANSFER, "transfer"), (words.ADJUST, "adjustment")):
+        if re.search(verbs, text, re.I):
+            return kind
+    if re.search(r"出入|进出|in and out|ins and outs", text, re.I):
+        return None  # both ways: every movement
+    if re.search(words.RETURNED, text, re.I):
+        return "inbound"
+    out, inn = re.search(words.OUT, text, re.I), re.search(words.IN, text, re.I)
+    if out and inn:
+        return (
+            None
+            if "出入" in text or "in and out" in text.lower()
+            else ("outbound" if out.start() < inn.start() else "inbound")
+        )
+    return "outbound" if out else "inbound" if inn else None

@@ -34,8 +34,8 @@ UNITS = {
     "pcs": r"个|只|枚|张|根|片|卷|pcs|pieces?|ea|units?",
 }
 PACKS = (
-    r"袋|包|箱|桶|瓶|罐|盒|件|托|卷|块|bags?|sacks?|boxe?s|box|cases?|cs|cartons?|ctns?|buckets?|drums?|tubs?|"
-    r"packs?|packets?|bottles?|cans?|tins?|pallets?|rolls?|blocks?|bricks?"
+    r"袋|包|箱|桶|瓶|罐|盒|件|托|卷|块|bags?|sacks?|boxe?s|box|cases?|cs|cartons?|ctns?|crates?|buckets?|drums?|"
+    r"tubs?|pails?|jars?|packs?|packets?|bottles?|cans?|tins?|pallets?|rolls?|blocks?|bricks?"
 )
 _UNIT = "|".join(f"(?P<u_{i}>{p})" for i, p in enumerate(UNITS.values()))
 _UNIT_NAMES = list(UNITS)
@@ -71,6 +71,8 @@ def cn_number(text: str) -> Decimal | None:
 
 
 def number(text: str) -> Decimal | None:
+    if re.fullmatch(r"half an?", text.strip(), re.I):
+        return Decimal("0.5")
     text = text.strip().lower()
     if re.fullmatch(DIGITS, text):
         return Decimal(text.replace(",", ""))
@@ -112,7 +114,9 @@ _SIZE_EACH = [
 _PLAIN = re.compile(
     rf"(?<![A-Za-z\d.])(?P<n>{NUMBER})\s*(?:{_UNIT})(?P<half>半(?![成年月天]))?{_END}", re.I
 )  # 十七公斤半, not 半成品
-_PACK_ONLY = re.compile(rf"(?<![A-Za-z\d.])(?P<n>{NUMBER})\s*(?P<pack>{PACKS})(?P<half>半)?{_END}", re.I)
+_PACK_ONLY = re.compile(
+    rf"(?<![A-Za-z\d.])(?P<n>{NUMBER}|half an?)\s*(?P<pack>{PACKS})(?P<half>半)?{_END}", re.I
+)  # 3袋, two cases, half a case
 # 两 after a number is the old weight unit (50 g): 三两 = 150 g. (两 before a pack is the number two.)
 _LIANG = re.compile(
     r"(?<![\d.])(?P<n>\d+(?:\.\d+)?|[一二三四五六七八九十半]{1,3})两(?![箱袋包桶瓶罐盒件托卷块个天周月])"
@@ -161,8 +165,10 @@ def quantities(text: str) -> list[Quantity]:
             taken.append(m.span())
     for m in _PACK_ONLY.finditer(text):
         count = number(m.group("n"))
-        if count is None or m.group("n").lower() in ("a", "an") or not free(m.span()):
+        if count is None or not free(m.span()):
             continue
+        if m.group("n").lower() in ("a", "an") and not re.match(r"\s+of\b", text[m.end() :]):
+            continue  # "took a bag of cake flour" is one bag; "a box" on its own is no amount
         if m.group("half"):
             count += Decimal("0.5")
         size = _size(text, m.end(), taken + [m.span()])
@@ -171,7 +177,13 @@ def quantities(text: str) -> list[Quantity]:
             taken.append(m.span())
             continue
         amount, unit, size_span = size
-        found.append(Quantity(count * amount, unit, span=m.span(), more_spans=(size_span,)))
+        inner = re.match(rf"\s*(?:{PACKS}){_END}", text[size_span[1] :], re.I) if unit is None else None
+        if inner:  # 两托，每托20袋: forty bags, each as the spec says
+            size_span = (size_span[0], size_span[1] + inner.end())
+            packs = count * amount
+            found.append(Quantity(packs, None, packs, inner.group(0).strip(), m.span(), (size_span,)))
+        else:
+            found.append(Quantity(count * amount, unit, span=m.span(), more_spans=(size_span,)))
         taken += [m.span(), size_span]
     for m in _PLAIN.finditer(text):
         amount = number(m.group("n"))
@@ -196,59 +208,6 @@ def quantities(text: str) -> list[Quantity]:
     return sorted(found, key=lambda q: q.span)
 
 
-# --- what a pack holds --------------------------------------------------------------------------
-
-# The pack words a material's spec uses, and what people call them in English, most likely first.
-PACK_WORDS = {
-    "箱": ("case", "carton", "box", "cs", "ctn"),
-    "盒": ("box", "tub", "carton"),
-    "袋": ("bag", "sack"),
-    "包": ("pack", "packet", "bag"),
-    "桶": ("bucket", "drum", "tub", "pail", "barrel"),
-    "瓶": ("bottle",),
-    "罐": ("can", "tin", "jar"),
-    "块": ("block", "brick"),
-    "片": ("sheet",),
-    "条": ("bar", "stick"),
-    "卷": ("roll",),
-    "托": ("pallet",),
-}
-_SPEC_UNITS = {"kg": "kg", "公斤": "kg", "g": "g", "克": "g", "l": "L", "升": "L", "ml": "mL", "毫升": "mL"}
-_SPEC = re.compile(
-    r"(?P<size>\d+(?:\.\d+)?)\s*(?P<unit>kg|公斤|g|克|ml|毫升|l|升|个|枚|根|张|片|粒|pcs|包|袋|盒)(?=\s*[×xX*/])"
-    r"(?:\s*[×xX*]\s*(?P<count>\d+)\s*(?P<inner>[^\d\s/])\s*)?/\s*(?P<outer>[^\d\s/])",
-    re.I,
-)
-
-
-def pack_size(spec: str | None, pack: str | None) -> tuple[Decimal, str] | None:
-    """What one pack holds, from the material's spec: '25kg/袋' (a bag is 25 kg), '500g×12盒/箱'
-    (a box is 500 g, a case twelve of them), '50根/包' (a pack is 50 pieces). The pack said is
-    matched by its word (袋, 'cases', 'boxes'); a spec with a single pack size answers any pack
-    word, two sizes that the word does not tell apart are not guessed (None)."""
-    m = _SPEC.search(spec or "")
-    if not m:
-        return None
-    size = Decimal(m.group("size"))
-    unit = _SPEC_UNITS.get(m.group("unit").lower(), "pcs")
-    levels = {m.group("outer"): size}
-    if m.group("count"):
-        levels = {m.group("inner"): size, m.group("outer"): size * int(m.group("count"))}
-    said = (pack or "").lower()
-    if said.isascii():
-        words = {said, re.sub(r"(?:(?<=x)e)?s$", "", said)}  # cs, cases -> case, boxes -> box
-        names = sorted(
-            (rank, chinese) for chinese, english in PACK_WORDS.items()
-            for rank, name in enumerate(english) if name in words
-        )  # fmt: skip
-        said = next((chinese for _rank, chinese in names if chinese in levels), "")
-    if said in levels:
-        return levels[said], unit
-    if said and said == m.group("unit"):  # "1000包/箱" and 20包: twenty of the pieces, not cases
-        return Decimal(1), unit
-    return (size, unit) if len(levels) == 1 else None
-
-
 # --- periods -----------------------------------------------------------------------------------
 
 
@@ -262,14 +221,17 @@ class Period:
 _N = rf"({NUMBER})"
 _PERIODS = [
     (rf"(?:最近|近|过去|前)\s*{_N}\s*(?:天|日)|(?:last|past|previous)\s+{_N}\s+days?|{_N}\s+days?", "days"),
-    (rf"(?:最近|近|过去|前)\s*{_N}\s*(?:个)?(?:星期|周|礼拜)|(?:last|past)\s+{_N}\s+weeks?", "weeks"),
+    (
+        rf"(?:最近|近|过去|前)\s*{_N}\s*(?:个)?(?:星期|周|礼拜)|(?:last|past)\s+{_N}\s+(?:weeks?|wks?)",
+        "weeks",
+    ),
     (
         r"(?:最近|近|过去)?一(?:个)?(?:星期|周|礼拜)|(?:last|past)\s+(?:7\s+days|seven\s+days)|past\s+week|(?:over|in)\s+the\s+last\s+week",
         "week7",
     ),
     (r"最近一个月|近一个月|过去一个月|past\s+month|last\s+30\s+days", "month30"),
-    (r"上周|上星期|上个星期|上礼拜|last\s+week", "last_week"),
-    (r"本周|这周|这个星期|这星期|这礼拜|this\s+week", "this_week"),
+    (r"上周|上星期|上个星期|上礼拜|last\s+(?:week|wk)s?\b", "last_week"),
+    (r"本周|这周|这个星期|这星期|这礼拜|this\s+(?:week|wk)s?\b", "this_week"),
     (r"上个月|上月|last\s+month", "last_month"),
     (r"本月|这个月|这月|当月|this\s+month", "this_month"),
     (r"昨天|昨日|yesterday", "yesterday"),

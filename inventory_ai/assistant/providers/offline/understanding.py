@@ -10,16 +10,23 @@ rules. Never a tool the user lacks.
 
 from __future__ import annotations
 
-import hashlib
 import re
-from dataclasses import dataclass, field
 from decimal import Decimal
 
-from inventory_ai.assistant.providers.offline import replies, words
+from inventory_ai.assistant.providers.offline import lookups, replies, teaching, words
 from inventory_ai.assistant.providers.offline import slots as slot
-from inventory_ai.assistant.providers.offline.classifier import CHITCHAT, DESTRUCTIVE, PLACEHOLDERS
-from inventory_ai.assistant.providers.offline.linking import Links, Mention
-from inventory_ai.assistant.providers.offline.reading import Context, Reading, read
+from inventory_ai.assistant.providers.offline.classifier import CHITCHAT, DESTRUCTIVE
+from inventory_ai.assistant.providers.offline.linking import Mention
+from inventory_ai.assistant.providers.offline.packs import pack_size
+from inventory_ai.assistant.providers.offline.reading import (
+    Context,
+    Plan,
+    Reading,
+    direction,
+    place,
+    primary,
+    read,
+)
 from inventory_ai.errors import DomainError
 from inventory_ai.services.screening import screen
 from inventory_ai.services.units import convert
@@ -31,17 +38,16 @@ _FROM = r"从|由|from|out of"
 _TO = r"到|去|进|往|至|调往|→|->|to|into"
 
 
-@dataclass
-class Plan:
-    tool: str | None = None
-    arguments: dict = field(default_factory=dict)
-    reply: str | None = None
-    then: str | None = None  # a tool to call with the first one's rows (format_report)
-
-
 def plan(text: str, ctx: Context) -> Plan:
+    # What the request says it is not is blanked, the rest keeps its place.
+    text = re.sub(words.NEGATED, lambda m: " " * len(m.group(0)), text, flags=re.I)
     r = read(text, ctx)
-    if screen(text).flagged or _destroys(text, r) or re.search(words.TAMPER, text, re.I):
+    if (
+        screen(text).flagged
+        or _destroys(text, r)
+        or re.search(words.TAMPER, text, re.I)
+        or re.search(words.SECRETS, text, re.I)
+    ):
         return Plan(reply=replies.refusal(r.zh))
     named = bool(r.links.materials or r.links.places or r.slots.codes)
     label = r.guess.label
@@ -66,10 +72,15 @@ def plan(text: str, ctx: Context) -> Plan:
         )
     if re.search(words.TEACH, text, re.I):
         label = "teach"
-    elif re.search(r"\bPR\b|请购|采购申请|purchase request|\breq(?:uisition)?\b", text) and r.links.materials:
+    elif (
+        re.search(r"(?<![A-Za-z])PR(?![A-Za-z])|请购|采购申请|purchase request|\breq(?:uisition)?\b", text)
+        and r.links.materials
+    ):
         label = "purchase"  # the purchase request's own names: no other reading of them
     elif _only_names(r.masked) and named:
         label = "lookup"
+    elif not r.links.materials and re.search(words.WHAT_TO_BUY, text, re.I):
+        label = "low_stock"  # "我该买点啥", "what should we order?": what is running low
     elif label == CHITCHAT and not r.slots.quantities:
         return Plan(reply=replies.small_talk(r.zh, ctx))
     elif label in (CHITCHAT, DESTRUCTIVE) or (r.guess.confidence < CONFIDENT and not named):
@@ -84,9 +95,14 @@ def plan(text: str, ctx: Context) -> Plan:
         if first.tool and "format_report" in ctx.offered:
             first.then = "format_report"
         return first
+    if label == "stats" and not r.links.places and re.search(words.KINDS, text, re.I):
+        label = "lookup"  # "看看各种油的库存": the oils, not the warehouse's figures
+    returned = r.slots.quantities and r.links.materials and re.search(words.RETURNED, text, re.I)
+    if returned and not re.search(words.QUESTION, text, re.I) and label not in ("teach", "purchase"):
+        label = "book_in"  # goods brought back to stock are booked in, whenever they were taken
     booking = label in BOOKINGS.values()
-    if booking and not r.slots.quantities and re.search(words.QUESTION, text, re.I):
-        label = "movements"  # asked about, not told: what happened is history
+    if booking and not r.slots.quantities and re.search(words.QUESTION + "|" + words.RECORDS, text, re.I):
+        label = "movements"  # asked about, not told, or their records: what happened is history
     elif label in ("lookup", "stats") and r.links.materials and not r.slots.period and (act := _acted(text)):
         # A movement verb with a material ("调拨一下淡奶油"): asked about, its history; told, a
         # booking, which asks for what it lacks.
@@ -95,7 +111,7 @@ def plan(text: str, ctx: Context) -> Plan:
         label in ("low_stock", "lookup", "stats")
         and r.slots.period
         and not r.slots.quantities
-        and _direction(text)
+        and direction(text)
     ):
         label = "movements"  # something that went in or out at a time: an event
     return _for_label(label, r, ctx)
@@ -128,15 +144,6 @@ def _only_names(masked: str) -> bool:
     return rest == ""
 
 
-def primary(links: Links) -> Mention | None:
-    """The material a request is about: the first it names by its full name, alias or code, else
-    the first it names unambiguously, else the first it names."""
-    return next(
-        (m for m in links.materials if m.named),
-        next((m for m in links.materials if m.exact), links.materials[0] if links.materials else None),
-    )
-
-
 def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
     tool, defaults = ctx.intents.get(label, (None, {}))
     if tool is None:
@@ -150,13 +157,13 @@ def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
     if tool not in ctx.offered and not (tool == "search_materials" and "get_material_detail" in ctx.offered):
         return Plan(reply=replies.role_refusal(r.zh, tool, ctx))
     builder = {
-        "search_materials": _lookup,
-        "get_inventory_stats": _stats,
-        "list_low_stock": _stats,
+        "search_materials": lookups.lookup,
+        "get_inventory_stats": lookups.stats,
+        "list_low_stock": lookups.stats,
         "get_stock_movements": _movements,
         "record_stock_movement": _booking,
         "create_purchase_request": _purchase,
-        "create_new_intent": _teach,
+        "create_new_intent": teaching.teach,
     }.get(tool)
     if builder is None:
         return Plan(reply=replies.which_one(r, ctx))
@@ -166,105 +173,14 @@ def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
 # --- the tools -------------------------------------------------------------------------------------
 
 
-def _place(r: Reading, kind: str) -> str | None:
-    found = r.links.of(kind)
-    return found[0].code if found else None
-
-
-def _lookup(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
-    mention = primary(r.links)
-    warehouse, category, supplier = _place(r, "warehouse"), _place(r, "category"), r.links.of("supplier")
-    asked_for_a_list = re.search(words.SEARCH, r.text, re.I)
-    if asked_for_a_list and len(r.links.materials) > 1:
-        # "奶油相关的都有哪些？淡奶油、奶油奶酪这些": the list asked for is of the first, loosest word.
-        mention = min(r.links.materials, key=lambda m: (m.named, m.span[0]))
-    if (
-        mention is not None
-        and mention.exact
-        and not category
-        and "get_material_detail" in ctx.offered
-        and not (asked_for_a_list and (not mention.named or len(r.links.materials) > 1))
-    ):  # one material named: its detail, unless a search was asked for with a partial name
-        return Plan("get_material_detail", {"material": mention.best.code})
-    if mention is None and r.slots.codes and "get_material_detail" in ctx.offered:
-        # A code no material has: the detail says so plainly, rather than a vague question.
-        return Plan("get_material_detail", {"material": r.slots.codes[0]})
-    if "search_materials" not in ctx.offered:
-        return Plan(reply=replies.role_refusal(r.zh, "search_materials", ctx))
-    if mention is not None:
-        args["keyword"] = mention.text
-    elif category:
-        args["keyword"] = r.links.of("category")[0].name_zh
-    elif supplier:
-        args["keyword"] = supplier[0].name_zh
-    elif warehouse and "get_inventory_stats" in ctx.offered:  # what a warehouse holds: its figures
-        return Plan("get_inventory_stats", {"warehouse": warehouse})
-    elif asked_for_a_list and (term := _asked_term(r)):
-        args["keyword"] = term  # a kind the catalogue has no name for: search says what matches
-    else:
-        return Plan(reply=replies.which_one(r, ctx))
-    if category:
-        args["category"] = category
-    if warehouse:
-        args["warehouse"] = warehouse
-    if r.slots.limit:
-        args["limit"] = r.slots.limit
-    if re.search(words.ON_HAND, r.text, re.I):
-        args["in_stock"] = True
-    return Plan("search_materials", args)
-
-
-def _asked_term(r: Reading) -> str | None:
-    rest = re.sub("|".join(map(re.escape, PLACEHOLDERS.values())), " ", r.masked)
-    rest = re.sub(words.SEARCH, " ", re.sub(words.SEARCH_FILLER, " ", rest, flags=re.I), flags=re.I)
-    term = " ".join(rest.split())
-    return term if 2 <= len(term) <= 16 else None
-
-
-def _stats(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
-    if warehouse := _place(r, "warehouse"):
-        args["warehouse"] = warehouse
-    if category := _place(r, "category") or _category_of(primary(r.links)):
-        args["category"] = category
-    if r.slots.limit and tool == "list_low_stock":
-        args["limit"] = r.slots.limit
-    return Plan(tool, args)
-
-
-def _category_of(mention: Mention | None) -> str | None:
-    """The category a loose material word stands for in figures ("how much is tied up in
-    chocolate"): the one that nearly all the materials it finds belong to."""
-    if mention is None or mention.named or len(mention.candidates) < 2:
-        return None
-    categories = [c.category for c in mention.candidates]
-    top = max(set(categories), key=categories.count)
-    return top if top and categories.count(top) >= 0.75 * len(categories) else None
-
-
-def _direction(text: str) -> str | None:
-    for verbs, kind in ((words.TRANSFER, "transfer"), (words.ADJUST, "adjustment")):
-        if re.search(verbs, text, re.I):
-            return kind
-    if re.search(r"出入|进出|in and out|ins and outs", text, re.I):
-        return None  # both ways: every movement
-    out, inn = re.search(words.OUT, text, re.I), re.search(words.IN, text, re.I)
-    if out and inn:
-        return (
-            None
-            if "出入" in text or "in and out" in text.lower()
-            else ("outbound" if out.start() < inn.start() else "inbound")
-        )
-    return "outbound" if out else "inbound" if inn else None
-
-
 def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if mention := primary(r.links):
         if not mention.exact:
             return Plan(reply=replies.which_material(r, mention))
         args["material"] = mention.best.code
-    if warehouse := _place(r, "warehouse"):
+    if warehouse := place(r, "warehouse"):
         args["warehouse"] = warehouse
-    if kind := _direction(r.text):
+    if kind := direction(r.text):
         args["movement_type"] = kind
     if r.slots.period:
         args["since"] = r.slots.period.since.isoformat()
@@ -297,10 +213,12 @@ def _amount(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] |
 
 def _one_amount(q: slot.Quantity, mention: Mention | None) -> tuple[Decimal, str | None] | None:
     if q.packs is not None and mention is not None:
-        size = slot.pack_size(mention.best.spec, q.pack)
+        size = pack_size(mention.best.spec, q.pack)
         if size is None:
             return None
         amount, unit = q.packs * size[0], size[1]
+        if _dimension(mention.best.unit) == "count" and _dimension(unit) != "count":
+            return q.packs, mention.best.unit  # 12罐 of a 600mL/罐 spray counted in pieces: 12 cans
         try:  # in the material's own unit where it converts: 6 cases of 500 g x 12 -> 36 kg
             return convert(amount, unit, mention.best.unit), mention.best.unit
         except DomainError:
@@ -310,10 +228,10 @@ def _one_amount(q: slot.Quantity, mention: Mention | None) -> tuple[Decimal, str
 
 def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     kind = args.get("movement_type") or "outbound"
-    said = _direction(r.text)
+    said = direction(r.text)
     if said and said != kind and not (kind == "adjustment" and said in ("inbound", "outbound")):
         kind = said
-    if said is None and kind in ("inbound", "outbound") and not _sure_of_direction(r):
+    if said is None and kind in ("inbound", "outbound") and not _sure_ofdirection(r):
         # No word says which way, and the classifier cannot tell either: a write does not guess.
         return Plan(reply=replies.ask(r.zh, "是入库还是出库？", "Is that going in or out of stock?"))
     allowed = ctx.movements_by_role.get(ctx.role or "", frozenset())
@@ -348,11 +266,11 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         args["warehouse"] = warehouses[0].code if warehouses else ctx.home_warehouse(mention.best.code)
         if not args["warehouse"]:
             return Plan(reply=replies.ask(r.zh, "是哪个仓库？", "Which warehouse?"))
-    args["reason"] = ("助手登记：" if r.zh else "Booked via assistant: ") + r.text.strip()[:200]
+    args["reason"] = ("助手登记：" if r.zh else "Booked via assistant: ") + " ".join(r.text.split())[:200]
     return Plan(tool, args)
 
 
-def _sure_of_direction(r: Reading) -> bool:
+def _sure_ofdirection(r: Reading) -> bool:
     p = dict(r.guess.ranked)
     book_in, book_out = p.get(BOOKINGS["inbound"], 0.0), p.get(BOOKINGS["outbound"], 0.0)
     return max(book_in, book_out) >= 0.65 and max(book_in, book_out) >= 4 * min(book_in, book_out)
@@ -362,12 +280,12 @@ def _route(text: str, warehouses) -> tuple[str | None, str | None]:
     if not warehouses:
         return None, None
     source = target = None
-    for place in warehouses:
-        before = text[max(0, place.span[0] - 8) : place.span[0]].lower()
+    for found in warehouses:
+        before = text[max(0, found.span[0] - 8) : found.span[0]].lower()
         if re.search(rf"(?:{_FROM})\s*$", before, re.I):
-            source = place.code
+            source = found.code
         elif re.search(rf"(?:{_TO})\s*(?:the\s+)?$", before, re.I):
-            target = place.code
+            target = found.code
     if len(warehouses) >= 2 and (source is None or target is None):
         first, second = warehouses[0].code, warehouses[1].code
         source, target = (
@@ -410,78 +328,6 @@ def _purchase(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         args["unit"] = amount[1]
     if r.slots.due:
         args["needed_by"] = r.slots.due.isoformat()
-    return Plan(tool, args)
-
-
-_TOOL_WORDS = [
-    ("get_material_detail", r"详情|详细|规格|单价|价格|保质期|detail|spec|price|info"),
-    ("list_low_stock", r"低库存|缺货|补货|不足|快用完|low stock|running low|reorder|short"),
-    ("get_inventory_stats", r"统计|总值|金额|价值|概况|stats|worth|value|summary|total"),
-    ("record_stock_movement", r"盘点|调整|出库|入库|登记|领用|stocktake|book|adjust|movement_type"),
-    ("get_stock_movements", r"流水|出入库记录|记录|变动|历史|movements|history|ledger|pull sheet"),
-    ("create_purchase_request", r"采购|请购|订购|purchase|order|buy"),
-    ("search_materials", r"搜索|查找|查询|找|search|find|look"),
-]
-
-
-def _teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
-    text = r.text
-    name_match = re.search(
-        r"(?:名称|名字|叫|named|called|name)\s*[:：]?\s*([A-Za-z][A-Za-z0-9_]{1,63})", text
-    ) or re.search(
-        r"\bintent\s+([a-z][a-z0-9]*_[a-z0-9_]{1,60})\b", text, re.I
-    )  # "create intent stock_worth …"
-    # Phrases in quotes: “…”, "…", 「…」 first; '…' only when nothing else is quoted, and an
-    # apostrophe inside a word ("what's") never ends one.
-    phrases = re.findall(r"[“\"「『]([^”\"」』]{1,50})[”\"」』]", text) or re.findall(
-        r"(?<![A-Za-z])['‘]([^'’]{1,50}?)['’](?![A-Za-z])", text
-    )
-    if not phrases:
-        m = re.search(
-            r"(?:关键词|关键字|说法|phrases?|keywords?)\s*[:：]?\s*(.+?)(?:[，,;；]\s*(?:对应|用于|指向|for|means|→)|$)",
-            text,
-            re.I,
-        )
-        if m:
-            phrases = [p.strip() for p in re.split(r"[、,，/]|\band\b|和", m.group(1)) if p.strip()]
-    if not phrases:  # "以后有人说缺货清单就直接查低库存", "when someone says stock worth, show the stats"
-        m = re.search(
-            r"以后\S{0,3}说\s*(.{1,20}?)\s*(?:的时候|时)?\s*[，,]?\s*(?:就|都|便)", text
-        ) or re.search(
-            r"\bwhen (?:i|someone|people|staff|anyone) (?:says?|types?|writes?|asks?)\s+(.{1,40}?)\s*[,，]",
-            text,
-            re.I,
-        )
-        if m:
-            phrases = [m.group(1).strip(" '\"“”")]
-    if not phrases:  # "add intent: SOH should route to search_materials"
-        m = re.search(
-            r"(?:intent|意图|说法)\s*[:：]\s*(.{1,50}?)\s*(?:should|means|=|→|->|route|就是|对应|走)",
-            text,
-            re.I,
-        )
-        if m:
-            phrases = [m.group(1).strip(" '\"“”")]
-    parts = re.split(
-        r"对应|用于|指向|就是|意思是|都走|走|means|for|→|->|route[sd]? (?:it )?to|goes? to", text, maxsplit=1
-    )
-    target = parts[1] if len(parts) > 1 else text
-    named_tool = next(
-        (t for t in sorted(ctx.who_can, key=len, reverse=True) if re.search(rf"\b{t}\b", text)), None
-    )
-    said = [(m.start(), t) for t, words in _TOOL_WORDS if (m := re.search(words, target, re.I))]
-    tool_name = named_tool or (min(said)[1] if said else None)  # the first the request names
-    if not phrases or tool_name is None:
-        return Plan(reply=replies.ask(r.zh, "请告诉我新说法和它对应的功能，例如：新增意图：名称 shelf_life，关键词“保质期”，对应原料详情。",
-                                "Tell me the phrases and what they mean, e.g. add an intent called shelf_life with the phrase 'expiry' for material details."))  # fmt: skip
-    name = (
-        name_match.group(1).lower()
-        if name_match
-        else "taught_" + hashlib.sha1("|".join(phrases).encode()).hexdigest()[:8]
-    )
-    args.update(name=name, keywords=phrases[:30], tool_name=tool_name)
-    if tool_name == "record_stock_movement" and (kind := _direction(target)):
-        args["default_arguments"] = {"movement_type": kind}
     return Plan(tool, args)
 
 

@@ -1,0 +1,136 @@
+"""The tools that read the stock, decided from a reading: a search or one material's detail, the
+figures and the low-stock list. understanding.py picks the tool; these fill in its arguments (or
+say why not)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from inventory_ai.assistant.providers.offline import replies, words
+from inventory_ai.assistant.providers.offline import slots as slot
+from inventory_ai.assistant.providers.offline.classifier import PLACEHOLDERS
+from inventory_ai.assistant.providers.offline.linking import Mention
+from inventory_ai.assistant.providers.offline.reading import Context, Plan, Reading, place, primary
+
+
+def lookup(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
+    mention = primary(r.links)
+    warehouse, category, supplier = place(r, "warehouse"), place(r, "category"), r.links.of("supplier")
+    asked_for_a_list = re.search(words.SEARCH, r.text, re.I)
+    if (kind := _kind_with_examples(r)) and "search_materials" in ctx.offered:
+        return Plan("search_materials", {"keyword": kind})
+    if asked_for_a_list and len(r.links.materials) > 1:
+        # "奶油相关的都有哪些？淡奶油、奶油奶酪这些": the list asked for is of the first, loosest word,
+        # unless the word to search for is said right after the asking ("…帮我搜一下泡打粉").
+        mention = _searched_for(r) or min(r.links.materials, key=lambda m: (m.named, m.span[0]))
+    if (
+        mention is not None
+        and mention.exact
+        and not category
+        and "get_material_detail" in ctx.offered
+        and not (asked_for_a_list and (not mention.named or len(r.links.materials) > 1))
+    ):  # one material named: its detail, unless a search was asked for with a partial name
+        return Plan("get_material_detail", {"material": mention.best.code})
+    if mention is None and r.slots.codes and "get_material_detail" in ctx.offered:
+        # A code no material has: the detail says so plainly, rather than a vague question.
+        return Plan("get_material_detail", {"material": r.slots.codes[0]})
+    if "search_materials" not in ctx.offered:
+        return Plan(reply=replies.role_refusal(r.zh, "search_materials", ctx))
+    if mention is not None:
+        args["keyword"] = mention.text
+    elif category:
+        args["keyword"] = r.links.of("category")[0].name_zh
+    elif supplier:
+        args["keyword"] = supplier[0].name_zh
+    elif warehouse and "get_inventory_stats" in ctx.offered:  # what a warehouse holds: its figures
+        return Plan("get_inventory_stats", {"warehouse": warehouse})
+    elif (asked_for_a_list or re.search(words.ANY, r.text, re.I)) and (term := _asked_term(r)):
+        args["keyword"] = term  # a kind the catalogue has no name for: search says what matches
+    else:
+        return Plan(reply=replies.which_one(r, ctx))
+    if category:
+        args["category"] = category
+    if warehouse:
+        args["warehouse"] = warehouse
+    if r.slots.limit:
+        args["limit"] = r.slots.limit
+    if re.search(words.ON_HAND, r.text, re.I):
+        args["in_stock"] = True
+    return Plan("search_materials", args)
+
+
+def _searched_for(r: Reading) -> Mention | None:
+    """The material word said right after "search"/搜 ("帮我搜一下泡打粉", "can you search starch?")."""
+    for asked in re.finditer(words.SEARCH, r.text, re.I):
+        for m in r.links.materials:
+            between = r.text[asked.end() : m.span[0]]
+            if m.span[0] >= asked.end() and re.fullmatch(
+                r"\s*(?:一下|下|for|me|for me|the|a)?\s*", between, re.I
+            ):
+                return m
+    return None
+
+
+def _kind_with_examples(r: Reading) -> str | None:
+    """The kind a request names with examples of it: "都有哪些馅？红豆的莲蓉的那种", "盐有几种？食盐海盐",
+    "what bags do we have, bread bags carrier bags": a loose word that covers two or more others,
+    or the end the examples' names share, said on its own as well."""
+    for loose in (m for m in r.links.materials if not m.exact):  # "奶粉还有几袋 全脂脱脂都要"
+        others = [m for m in r.links.materials if m is not loose]
+        codes = {c.code for c in loose.candidates}
+        if len(others) >= 2 and all(codes & {c.code for c in m.candidates} for m in others):
+            return loose.text
+    found = {m.best.code: m.best for m in r.links.materials if m.exact}
+    if len(found) < 2:
+        return None
+    names = list(found.values())
+    zh = os.path.commonprefix([n.name_zh[::-1] for n in names])[::-1]
+    en = os.path.commonprefix([n.name_en.lower().split()[::-1] for n in names])
+    outside = slot.blank(r.text, [m.span for m in r.links.materials if m.exact]).lower()
+    for kind in (zh, " ".join(reversed(en))):
+        if kind and kind in outside and (not kind.isascii() or re.search(rf"\b{re.escape(kind)}\b", outside)):
+            return kind
+    return None
+
+
+def _asked_term(r: Reading) -> str | None:
+    rest = re.sub("|".join(map(re.escape, PLACEHOLDERS.values())), " ", r.masked)
+    rest = re.sub(words.SEARCH, " ", re.sub(words.SEARCH_FILLER, " ", rest, flags=re.I), flags=re.I)
+    term = " ".join(rest.split())
+    one_character = len(term) == 1 and "\u4e00" <= term <= "\u9fff"  # 各种油: 油
+    return term if 2 <= len(term) <= 16 or one_character else None
+
+
+def stats(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
+    mention = primary(r.links)
+    kind = mention is not None and re.search(words.KIND_MARK, r.text[mention.span[1] :], re.I)
+    if (
+        tool == "list_low_stock"
+        and mention is not None
+        and mention.named
+        and len(r.links.materials) == 1
+        and not kind
+        and not r.links.places
+        and "get_material_detail" in ctx.offered
+    ):  # "is the caster sugar below its reorder level?": that one material's level and reorder point
+        return Plan("get_material_detail", {"material": mention.best.code})
+    if warehouse := place(r, "warehouse"):
+        args["warehouse"] = warehouse
+    if category := (
+        place(r, "category") or (mention.best.category if kind else None) or _category_of(mention)
+    ):
+        args["category"] = category
+    if r.slots.limit and tool == "list_low_stock":
+        args["limit"] = r.slots.limit
+    return Plan(tool, args)
+
+
+def _category_of(mention: Mention | None) -> str | None:
+    """The category a loose material word stands for in figures ("how much is tied up in
+    chocolate"): the one that nearly all the materials it finds belong to."""
+    if mention is None or mention.named or len(mention.candidates) < 2:
+        return None
+    categories = [c.category for c in mention.candidates]
+    top = max(set(categories), key=categories.count)
+    return top if top and categories.count(top) >= 0.75 * len(categories) else None

@@ -1,0 +1,84 @@
+"""Admins teach the offline assistant in chat: the phrases of a new intent and the tool they mean,
+parsed from the request ("新增意图：名称 shelf_life，关键词“保质期”，对应原料详情", "when someone says
+stock worth, show the stats")."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from inventory_ai.assistant.providers.offline import replies
+from inventory_ai.assistant.providers.offline.reading import Context, Plan, Reading, direction
+
+_TOOL_WORDS = [
+    ("get_material_detail", r"详情|详细|规格|单价|价格|保质期|detail|spec|price|info"),
+    ("list_low_stock", r"低库存|缺货|补货|不足|快用完|low stock|running low|reorder|short"),
+    ("get_inventory_stats", r"统计|总值|金额|价值|概况|stats|worth|value|summary|total"),
+    ("record_stock_movement", r"盘点|调整|出库|入库|登记|领用|stocktake|book|adjust|movement_type"),
+    ("get_stock_movements", r"流水|出入库|进出|记录|变动|历史|movements|history|ledger|pull sheet"),
+    ("create_purchase_request", r"采购|请购|订购|purchase|order|buy"),
+    ("search_materials", r"搜索|查找|查询|找|search|find|look"),
+]
+
+
+def teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
+    text = r.text
+    name_match = re.search(
+        r"(?:名称|名字|叫|named|called|name)\s*[:：]?\s*([A-Za-z][A-Za-z0-9_]{1,63})", text
+    ) or re.search(
+        r"\bintent\s+([a-z][a-z0-9]*_[a-z0-9_]{1,60})\b", text, re.I
+    )  # "create intent stock_worth …"
+    # Phrases in quotes: “…”, "…", 「…」 first; '…' only when nothing else is quoted, and an
+    # apostrophe inside a word ("what's") never ends one.
+    phrases = re.findall(r"[“\"「『]([^”\"」』]{1,50})[”\"」』]", text) or re.findall(
+        r"(?<![A-Za-z])['‘]([^'’]{1,50}?)['’](?![A-Za-z])", text
+    )
+    if not phrases:
+        m = re.search(
+            r"(?:关键词|关键字|说法|phrases?|keywords?)\s*[:：]?\s*(.+?)(?:[，,;；]\s*(?:对应|用于|指向|for|means|→)|$)",
+            text,
+            re.I,
+        )
+        if m:
+            phrases = [p.strip() for p in re.split(r"[、,，/]|\band\b|和", m.group(1)) if p.strip()]
+    if not phrases:  # "以后有人说缺货清单就直接查低库存", "when someone says stock worth, show the stats"
+        m = re.search(
+            r"以后\S{0,3}说\s*(.{1,20}?)\s*(?:的时候|时)?\s*[，,]?\s*(?:就|都|便)", text
+        ) or re.search(
+            r"\bwhen (?:i|someone|people|staff|anyone) (?:says?|types?|writes?|asks?)\s+(.{1,40}?)\s*[,，]",
+            text,
+            re.I,
+        )
+        if m:
+            phrases = [m.group(1).strip(" '\"“”")]
+    if not phrases:  # "add intent: SOH should route to search_materials"
+        m = re.search(
+            r"(?:intent|意图|说法)\s*[:：]?\s*(.{1,50}?)\s*(?:should|means|=|→|->|route|就是|对应|走)",
+            text,
+            re.I,
+        )
+        if m:
+            phrases = [m.group(1).strip(" '\"“”")]
+    parts = re.split(
+        r"对应|用于|指向|就是|意思是|都走|走|就去|就查|means|for|→|->|route[sd]? (?:it )?to|goes? to",
+        text,
+        maxsplit=1,
+    )
+    target = parts[1] if len(parts) > 1 else text
+    named_tool = next(
+        (t for t in sorted(ctx.who_can, key=len, reverse=True) if re.search(rf"\b{t}\b", text)), None
+    )
+    said = [(m.start(), t) for t, words in _TOOL_WORDS if (m := re.search(words, target, re.I))]
+    tool_name = named_tool or (min(said)[1] if said else None)  # the first the request names
+    if not phrases or tool_name is None:
+        return Plan(reply=replies.ask(r.zh, "请告诉我新说法和它对应的功能，例如：新增意图：名称 shelf_life，关键词“保质期”，对应原料详情。",
+                                "Tell me the phrases and what they mean, e.g. add an intent called shelf_life with the phrase 'expiry' for material details."))  # fmt: skip
+    name = (
+        name_match.group(1).lower()
+        if name_match
+        else "taught_" + hashlib.sha1("|".join(phrases).encode()).hexdigest()[:8]
+    )
+    args.update(name=name, keywords=phrases[:30], tool_name=tool_name)
+    if tool_name == "record_stock_movement" and (kind := direction(target)):
+        args["default_arguments"] = {"movement_type": kind}
+    return Plan(tool, args)
