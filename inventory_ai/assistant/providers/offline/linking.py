@@ -26,54 +26,12 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from inventory_ai.assistant.providers.offline import words
 from inventory_ai.models import Category, Material, Supplier, Warehouse
 from inventory_ai.services.search import normalise, search_materials
 from inventory_ai.text import CJK_RUN
 
 EN_WORD = r"[A-Za-z][A-Za-z0-9'&-]*"
-# Request words: never part of a material's name in a request, in either language.
-EN_STOP = set(
-    """
-    a an the please pls can could would you me i we our us my do does did is are was were be been what which
-    how much many have has had of for in on to from at with and or all any some show list give tell about get
-    material materials stock stocks stocked inventory level levels there left it out up now current currently
-    today yesterday let see need needs want would like kg warehouse book booked booking items item raw
-    ingredient ingredients details detail info information last past days day week month this that recent
-    by as into onto off per each more less just got get put take took used use using received receive issue
-    issued move moved transfer count counted stocktake adjust adjusted order ordered buy purchase request
-    raise report table export summary total value worth cost price unit supplier supplies who where when
-    why movement movements history ledger delivery deliveries arrived came went left running low short
-    reorder below point need soon should carry carrying kinds kind type types everything anything else
-    morning afternoon evening find search look looking check show me status please thanks thank hi hello
-    category categories section new intent called phrase phrases means mean teach add create named name
-    store room main cold packaging nothing something whats what's how's is it its their them those these
-    here go going gone spec specs specification weigh weight litre litres liter liters l ml g t gram grams
-    kilo kilos kilogram kilograms tonne tonnes ton tons pcs piece pieces wh whs
-    still remain remaining available on-hand hand quantity amount number bread-line line production
-    i'd i'm i'll we're we'd we've it's that's there's don't doesn't didn't let's you're isn't aren't
-    anything activity happened happen done things thing stuff related lot lots bit ins outs
-    stats stat wk wks exact exactly sure made call calls calling called
-    hai you duoshao ma ne le de zai shi yao cha kan zhao bang wo women yixia haiyou ku cun kucun
-    """.split()  # noqa: SIM905 (a word list reads better as words)
-)
-# Request words of two or more characters, removed before names are looked for in what is left.
-ZH_STOP_WORDS = re.compile(
-    "麻烦|请问|请帮|帮我|帮忙|一下|看看|看下|瞅瞅|查查|找找|查一下|找一下|看一看|结果|情况|登记|记录|现在|目前|当前|"
-    "刚刚|刚才|今天|昨天|上午|下午|早上|晚上|我们|咱们|你们|他们|哪些|什么|多少|还有|还剩|剩下|有没有|是不是|"
-    "一共|总共|所有|全部|相关|东西|原料|材料|物料|库存|仓库|数量|实际|只有|大概|左右|一批|一些|这批|那批|"
-    "使用|用量|报表|表格|清单|统计|流水|明细|详情|信息|规格|单价|价格|供应商|补货点|安全库存|快用完|用完|"
-    "出库|入库|领料|领用|收货|到货|调拨|盘点|采购|申请|订购|下单|请购|登记"
-)
-# Where goods go in the plant, not what they are: 给月饼线, 面包线领了, 烘焙车间, "for the cake line".
-PRODUCTION_LINE = re.compile(
-    r"(?:给|为|到|去|往|供|送)\s*[\u4e00-\u9fff]{1,4}?(?:生产线|产线|线|车间)|[\u4e00-\u9fff]{1,4}?(?:生产线|产线|车间)|"
-    r"[\u4e00-\u9fff]{2}线(?=领|拿|要|用|取)|\b(?:for|to|on) the [a-z -]{1,20}? (?:line|bakery|kitchen)\b",
-    re.I,
-)
-# Characters that are request words on their own (有 in 有盐黄油 is part of a name, 有 alone is not).
-ZH_SINGLE_STOP = set(
-    "有的了是在和及与个些点出入进用领到查找看要把从给帮请问呢吗吧啊呀嘛哦还多少几么啥这那一二两三四五六七八九十百千半袋箱桶包盒瓶罐件斤克升吨料货于低高生成做份种样类"
-)
 
 
 @dataclass
@@ -146,6 +104,7 @@ class Linker:
         self.aliases = aliases or {}
         self._places: list[tuple[str, str, list[str], Place]] | None = None
         self._said_as_supplier_only: set[str] = set()  # short supplier names that need context
+        self._both: set[str] = set()  # names of a warehouse and of a category alike (包材)
 
     # --- places: warehouses, categories, suppliers (small tables) ----------------------------------
 
@@ -172,13 +131,11 @@ class Linker:
                     names += [a for a, targets in self.aliases.items() if (kind, item.code) in targets]
                     place = Place(kind, item.code, item.name_zh, item.name_en, (0, 0))
                     rows.append((kind, item.code, [n for n in names if n], place))
-            # 包材 is 包材仓's short name and 包装材料's contraction: said alone, it is the kind of goods.
-            categories = {n for kind, _code, names, _place in rows if kind == "category" for n in names}
-            rows = [
-                (kind, code, [n for n in names if kind != "warehouse" or n not in categories], place)
-                for kind, code, names, place in rows
-            ]
             self._places = rows
+            # 包材 is 包材仓's short name and 包装材料's contraction: a place to move goods to or
+            # from, else the kind of goods.
+            warehouses = {n for kind, _code, names, _place in rows if kind == "warehouse" for n in names}
+            self._both = warehouses & {n for kind, _c, names, _p in rows if kind == "category" for n in names}
         return self._places
 
     def _short_supplier_names(self, supplier) -> list[str]:
@@ -220,6 +177,10 @@ class Linker:
                     continue
                 if name in self._said_as_supplier_only and not _about_a_supplier(lowered, span):
                     continue  # 味香 in 风味香精, "anchor the pallet": not the supplier
+                if name in self._both and (_kind == "warehouse") != bool(
+                    _TO_OR_FROM.search(lowered[: span[0]])
+                ):
+                    continue
                 if any(span[0] < b and span[1] > a for a, b in taken):
                     continue
                 taken.append(span)
@@ -275,6 +236,8 @@ class Linker:
         mentions += self._exact(rest)
         rest = _blank(rest, [m.span for m in mentions])
         mentions += self._partial(rest)
+        if any(len(m.text) >= 2 for m in mentions):  # a lone character (天 of 这些天) only when nothing else
+            mentions = [m for m in mentions if len(m.text) >= 2]
         return sorted(mentions, key=lambda m: m.span)
 
     def _exact(self, text: str) -> list[Mention]:
@@ -327,7 +290,7 @@ class Linker:
         for first in before[-2:]:
             if span[0] - first.end() > 3 and first is before[-1]:
                 return None  # not next to each other
-            if first.group(0).lower() in EN_STOP:
+            if first.group(0).lower() in words.EN_STOP:
                 continue
             found = self._search(normalise(text[first.start() : span[1]]), (first.start(), span[1]))
             if found is not None and found.named:
@@ -337,22 +300,20 @@ class Linker:
     def _partial(self, text: str) -> list[Mention]:
         vocabulary = self.vocabulary()
         mentions: list[Mention] = []
-        text = PRODUCTION_LINE.sub(lambda m: " " * len(m.group(0)), text)
-        text = ZH_STOP_WORDS.sub(lambda m: " " * len(m.group(0)), text)
-        content = [ch for ch in "".join(CJK_RUN.findall(text)) if ch not in ZH_SINGLE_STOP]
+        text = words.PRODUCTION_LINE.sub(lambda m: " " * len(m.group(0)), text)
+        text = words.ZH_STOP_WORDS.sub(lambda m: " " * len(m.group(0)), text)
+        content = [ch for ch in "".join(CJK_RUN.findall(text)) if ch not in words.ZH_SINGLE_STOP]
         for run in CJK_RUN.finditer(text):
             for segment, start in _segments(run.group(0), vocabulary.chars):
                 mentions += self._every_name(segment, start + run.start(), alone=len(content) <= 1)
         mentions += self._english(text, vocabulary)
-        if any(len(m.text) >= 2 for m in mentions):  # a lone character (麻 of 麻烦) only when nothing else
-            mentions = [m for m in mentions if len(m.text) >= 2]
         return mentions
 
     def _every_name(self, segment: str, offset: int, alone: bool) -> list[Mention]:
         """The names in a segment, longest first, then, when that one is a material of its own, in
         what is left on either side of it: 红豆莲蓉芋泥 is three fillings."""
         found = self._longest(segment, offset, alone)
-        if (found is None or not found.exact) and len(segment) >= 3:
+        if (found is None or len(found.text) < len(segment)) and len(segment) >= 3:
             found = self._reordered(segment, offset) or found
         if found is None or not found.exact:
             return [found] if found else []  # 芒果味香精: a loose 味香精, its 芒果 says which kind
@@ -365,8 +326,15 @@ class Linker:
         ]
 
     def _reordered(self, segment: str, offset: int) -> Mention | None:
-        """The one name made of a segment's characters in another order: 黄油片 is 片状黄油."""
-        names = [n for n in self.vocabulary().names_zh.split("|") if set(segment) <= set(n)]
+        """The one name a segment shortens or says in another order: 黑巧币 is 黑巧克力币 (its
+        characters in order, two left out), 黄油片 is 片状黄油 (in another order, one more). Not 黄油酥
+        for 黄油风味起酥油: too much of the name is not said."""
+        names = [
+            n
+            for n in self.vocabulary().names_zh.split("|")
+            if set(segment) <= set(n)
+            and (len(n) - len(segment) <= 1 or (len(n) - len(segment) <= 2 and _in_order(segment, n)))
+        ]
         if len(names) != 1:
             return None
         found = self._search(names[0], (offset, offset + len(segment)))
@@ -380,7 +348,7 @@ class Linker:
         for size in range(min(len(segment), 10), 0, -1):
             for i in range(len(segment) - size + 1):
                 phrase = segment[i : i + size]
-                if size == 1 and (phrase in ZH_SINGLE_STOP or len(segment) > 1 or not alone):
+                if size == 1 and (phrase in words.ZH_SINGLE_STOP or len(segment) > 1 or not alone):
                     continue
                 mention = self._search(phrase, (offset + i, offset + i + size))
                 if mention is not None:
@@ -390,9 +358,7 @@ class Linker:
     def _english(self, text: str, vocabulary: _Vocabulary) -> list[Mention]:
         tokens = [(m.group(0).lower(), m.span()) for m in re.finditer(EN_WORD, text)]
         content = [
-            (self._spelled(w, vocabulary), s)
-            for w, s in tokens
-            if w not in EN_STOP and (len(w) > 2 or w in self.aliases)
+            (self._spelled(w, vocabulary), s) for w, s in tokens if w not in words.EN_STOP and len(w) > 1
         ]
         mentions: list[Mention] = []
         i = 0
@@ -404,6 +370,8 @@ class Linker:
                     continue  # not next to each other in the text
                 phrase = " ".join(w for w, _ in group)
                 span = (group[0][1][0], group[-1][1][1])
+                if len(phrase) <= 2 and phrase not in self.aliases:
+                    continue  # two letters alone ("PR", "ok") begin too many names; in pinyin, a syllable
                 found = self._search(phrase, span)
                 if found is None and size > 1 and phrase != (as_typed := normalise(text[span[0] : span[1]])):
                     found = self._search(as_typed, span)  # "quail eggs" as typed, not "quail egg"
@@ -451,10 +419,16 @@ class Linker:
         return Mention(phrase, span, candidates, named or page.total == 1, page.total, named)
 
 
+def _in_order(short: str, name: str) -> bool:
+    rest = iter(name)
+    return all(ch in rest for ch in short)
+
+
 def _singular(phrase: str) -> str:
     return " ".join(re.sub(r"(?<=[^s])s$", "", w) if len(w) > 3 else w for w in phrase.split())
 
 
+_TO_OR_FROM = re.compile(r"(?:到|从|去|往|调回|回|进|from|to|into)\s*$")
 _SUPPLIER_BEFORE = re.compile(r"(?:从|跟|向|找|问|让|\bfrom|\bby|\bwith|\bbuy from|\border from)\s*$")
 _SUPPLIER_AFTER = re.compile(
     r"^\s*(?:的|那边|那里|那儿|家|供|送|发|这边|'s\b|stuff\b|materials?\b|products?\b|items?\b|"

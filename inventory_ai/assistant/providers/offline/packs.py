@@ -34,6 +34,8 @@ def pack_size(spec: str | None, pack: str | None) -> tuple[Decimal, str] | None:
     (a box is 500 g, a case twelve of them), '50根/包' (a pack is 50 pieces). The pack said is
     matched by its word (袋, 'cases', 'boxes'); a spec with a single pack size answers any pack
     word, two sizes that the word does not tell apart are not guessed (None)."""
+    if re.fullmatch(r"托|pallets?", (pack or "").lower()):
+        return None  # what a pallet holds is never in a spec: said with it ("一托40袋") or asked
     m = _SPEC.search(spec or "")
     if not m:
         return None

@@ -12,7 +12,7 @@ from datetime import date
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline import words
 from inventory_ai.assistant.providers.offline.classifier import CHITCHAT, DESTRUCTIVE, PLACEHOLDERS, Guess
-from inventory_ai.assistant.providers.offline.linking import EN_STOP, Linker, Links, Mention
+from inventory_ai.assistant.providers.offline.linking import Linker, Links, Mention
 from inventory_ai.text import language_of
 
 
@@ -41,9 +41,10 @@ class Reading:
     masked: str
     guess: Guess
     zh: bool
+    typed: str = ""  # as typed, before what it says it is not was blanked
 
 
-def read(text: str, ctx: Context) -> Reading:
+def read(text: str, ctx: Context, typed: str | None = None) -> Reading:
     slots = slot.parse(text, ctx.today)
     places = ctx.linker.find_places(slot.blank(text, slots.spans))
     code_spans = [(m.group(0).upper(), m.span()) for m in slot.CODE.finditer(text)]
@@ -70,14 +71,14 @@ def read(text: str, ctx: Context) -> Reading:
     asked = re.sub(words.POLITE, " ", masked, flags=re.I).strip()
     if len(re.findall(f"{words.WORD}|[{''.join(PLACEHOLDERS.values())}]", asked.lower())) < 3:
         asked = masked
-    return Reading(
-        text, slots, links, masked, _guess(asked, ctx), (ctx.language or language_of(text)) == "zh"
-    )
+    zh = (ctx.language or language_of(text)) == "zh"
+    return Reading(text, slots, links, masked, _guess(asked, ctx), zh, text if typed is None else typed)
 
 
 def _guess(asked: str, ctx: Context) -> Guess:
     """How the request asks. When the whole is unclear, the clause that asks most clearly: people
-    explain before they ask ("Order 2000 toast boxes please, the bakery is switching to…")."""
+    explain before they ask ("Order 2000 toast boxes please, the bakery is switching to…"). Never a
+    booking on one clause's say ("I used 3 bags this morning, just checking what is left")."""
     whole = ctx.guess(asked)
     clauses = [
         c for c in re.split(r"[,，。;；!！?？]|\s-\s", asked) if len(re.findall(words.WORD, c.lower())) >= 2
@@ -86,7 +87,7 @@ def _guess(asked: str, ctx: Context) -> Guess:
         return whole
     best = max((ctx.guess(c) for c in clauses), key=lambda g: g.confidence)
     if (
-        best.label not in (CHITCHAT, DESTRUCTIVE)
+        best.label not in (CHITCHAT, DESTRUCTIVE, "book_in", "book_out", "transfer", "stocktake")
         and best.confidence >= 0.6
         and best.confidence > whole.confidence
     ):
@@ -99,7 +100,7 @@ def _narrowed(mention: Mention, rest: str) -> Mention:
     one dark chocolate whose name or spec says 70%."""
     if mention.exact or len(mention.candidates) < 2:
         return mention
-    said = [w for w in re.findall(r"\d+(?:\.\d+)?%|[a-z]{3,}", rest.lower()) if w not in EN_STOP]
+    said = [w for w in re.findall(r"\d+(?:\.\d+)?%|[a-z]{3,}", rest.lower()) if w not in words.EN_STOP]
     if not said:
         return mention
     scores = [

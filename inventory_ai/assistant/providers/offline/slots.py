@@ -121,7 +121,7 @@ _PACK_ONLY = re.compile(
 _LIANG = re.compile(
     r"(?<![\d.])(?P<n>\d+(?:\.\d+)?|[一二三四五六七八九十半]{1,3})两(?![箱袋包桶瓶罐盒件托卷块个天周月])"
 )
-_BARE = re.compile(r"(?<![A-Za-z\d.#-])(?P<n>\d+(?:\.\d+)?)(?![\d.]|\s*(?:天|days?|号|日|月|点|%))")
+_BARE = re.compile(rf"(?<![A-Za-z\d.#,-])(?P<n>{DIGITS})(?![\d.,]|\s*(?:天|days?|号|日|月|点|%))")
 CODE = re.compile(r"(?<![A-Za-z0-9])[mM]\d{3,}(?![0-9])")
 
 
@@ -203,7 +203,7 @@ def quantities(text: str) -> list[Quantity]:
     for m in _BARE.finditer(text):
         if not free(m.span()) or CODE.search(text[max(0, m.start() - 1) : m.end() + 1]):
             continue
-        found.append(Quantity(Decimal(m.group("n")), None, span=m.span()))
+        found.append(Quantity(number(m.group("n")), None, span=m.span()))
         taken.append(m.span())
     return sorted(found, key=lambda q: q.span)
 

@@ -39,9 +39,10 @@ _TO = r"到|去|进|往|至|调往|→|->|to|into"
 
 
 def plan(text: str, ctx: Context) -> Plan:
-    # What the request says it is not is blanked, the rest keeps its place.
-    text = re.sub(words.NEGATED, lambda m: " " * len(m.group(0)), text, flags=re.I)
-    r = read(text, ctx)
+    # What the request says it is not is blanked, the rest keeps its place (a booking's reason keeps
+    # what was typed).
+    typed, text = text, re.sub(words.NEGATED, lambda m: " " * len(m.group(0)), text, flags=re.I)
+    r = read(text, ctx, typed)
     if (
         screen(text).flagged
         or _destroys(text, r)
@@ -95,7 +96,12 @@ def plan(text: str, ctx: Context) -> Plan:
         if first.tool and "format_report" in ctx.offered:
             first.then = "format_report"
         return first
-    if label == "stats" and not r.links.places and re.search(words.KINDS, text, re.I):
+    if (
+        label == "stats"
+        and not r.links.places
+        and re.search(words.KINDS, text, re.I)
+        and not re.search(words.FIGURES, text, re.I)
+    ):
         label = "lookup"  # "看看各种油的库存": the oils, not the warehouse's figures
     returned = r.slots.quantities and r.links.materials and re.search(words.RETURNED, text, re.I)
     if returned and not re.search(words.QUESTION, text, re.I) and label not in ("teach", "purchase"):
@@ -197,6 +203,8 @@ def _amount(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] |
         return None
     first, *rest = r.slots.quantities
     amount = _one_amount(first, mention)
+    if amount is None and rest:  # "a pallet of bread flour, 40 bags": the amount that can be counted
+        return _one_amount(rest[0], mention)
     if amount is None or not rest:
         return amount
     joined = r.text[first.span[1] : rest[0].span[0]]
@@ -266,7 +274,7 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         args["warehouse"] = warehouses[0].code if warehouses else ctx.home_warehouse(mention.best.code)
         if not args["warehouse"]:
             return Plan(reply=replies.ask(r.zh, "是哪个仓库？", "Which warehouse?"))
-    args["reason"] = ("助手登记：" if r.zh else "Booked via assistant: ") + " ".join(r.text.split())[:200]
+    args["reason"] = ("助手登记：" if r.zh else "Booked via assistant: ") + r.typed.strip()[:200]
     return Plan(tool, args)
 
 

@@ -1,7 +1,10 @@
 """The words the offline assistant acts on: the verbs of each movement direction, of a question, a
-search, a report, a refusal, teaching, transfers and stocktakes. Plain regular expressions, zh and
-en side by side, so one list says what it recognises; understanding.py decides with them.
+search, a report, a refusal, teaching, transfers and stocktakes, and the request words that are never
+part of a material's name. Plain regular expressions, zh and en side by side, so one list says what
+it recognises; understanding.py and linking.py decide with them.
 """
+
+import re
 
 OUT = (
     r"出过?库|领|用了|用掉|用去|用过|使用|用量|发料|发了|出了|发出|拿[了过走去]|取[了过走]|扣掉|扣减|消耗|报废|报损|损耗|"
@@ -15,17 +18,27 @@ IN = (
     r"退库|退料|退回(?!\S{0,3}供应商)|book(?:ed|ing)? in\b|came in|arriv|receiv|reciev|deliver|inbound|got in|\bgot\b.{0,40}?\bin\b(?=\s*(?:$|[,.;!，。]))|put away|stock in|"
     r"restocked|\brcv(?:e?d)?\b|\brec(?:ei)?v?d\b|到的货|\bgrns?\b|returned to (?:the )?(?:store|stock|warehouse)"
 )
-# Goods coming back to stock ("多了两袋没用完，退回仓库"): inbound, whatever was taken before.
-RETURNED = r"退库|退料|退回(?!\S{0,3}供应商)|还回|returned to (?:the )?(?:store|stock|warehouse)|put back|bring(?:ing)? back"
+# Goods coming back to our stock ("多了两袋没用完，退回仓库"): inbound, whatever was taken before. Said
+# with where they come back to, and not "不用还回" or "don't put back".
+_NOT_BACK = r"(?<!不用)(?<!不要)(?<!别)(?<!不)(?<!没)(?<!don't )(?<!do not )(?<!no need to )(?<!not )"
+RETURNED = (
+    rf"{_NOT_BACK}(?:退库|退料)|{_NOT_BACK}(?:退回|还回|放回|送回)(?:到)?\s*(?:主仓库|主仓|冷库|包材仓|仓库|库房|库里)|"
+    rf"{_NOT_BACK}\b(?:returned|put|brought|bring|took|taken)\s+(?:\w+\s+){{0,5}}?back\s+(?:in|into|to)\s+(?:the\s+)?"
+    r"(?:store|stock|warehouse|shelf|shelves|main warehouse|cold store)\b"
+)
 # What someone says it is not ("不是20桶，是30桶", "not the bread flour, the cake flour"): not read.
 NEGATED = (
     r"不是\s*[^，,。；;：:！!？?]{1,15}?\s*[，,]\s*(?:而)?(?=是)|"
-    r"\bnot (?:the |a |an )?[^,;.!?]{1,30}?(?:,\s*|\s+but\s+)(?:it'?s\s+)?(?=the |a |an |\w)"
+    # "not the X, the Y", "not 20 but 30": a correction, not "not all of it came"
+    r"\bnot (?:the|that|this) [^,;.!?]{1,30}?(?:,\s+|\s+but\s+)(?:it'?s\s+)?(?=the |that |this )|"
+    r"\bnot \d[\d.]*\s*\w{0,6}(?:,\s+|\s+but\s+)(?=\d)"
 )
-QUESTION = r"[?？]|吗|呢|哪|什么|谁|几|多少|是否|有没有|\b(what|which|who|how|when|did|does|do|any|show|list|history)\b"
+QUESTION = r"[?？]|吗|呢|哪|什么|谁|几|多少|是否|有没有|了没|\b(what|which|who|how|when|did|does|do|any|show|list|history)\b"
 SEARCH = r"搜|查找|找找|列出|有哪些|哪几种|哪些种|各种|what kinds? of|which \w+ do we (?:have|stock)|\bsearch\b|\bfind\b|look for|\blist\b|anything with"
 # Asking for the kinds of something: a search, not the figures of the warehouse.
-KINDS = r"各种|哪几种|哪些种|几种|what kinds? of|which kinds? of|what types? of"
+KINDS = r"(?:各种|哪几种|哪些种|几种)(?!原料|材料|物料|东西|货)|what kinds? of|which kinds? of|what types? of"
+# Figures asked for, not a list: money, totals ("统计一下各种面粉的库存金额").
+FIGURES = r"总值|金额|价值|多少钱|值多少|统计|一共|总共|\b(?:value|worth|total)\b"
 # "Do we have any …": asked of something the catalogue may not name, a search says what matches.
 ANY = r"有没有|有吗|\bdo we (?:have|stock|carry)\b|\bgot any\b|\bany\b"
 # "Only what we have": a search limited to materials in stock.
@@ -43,17 +56,20 @@ TAMPER = (
     r"(?:改|修改|调低|调高|压低|改低|改高|篡改)\S{0,6}(?:价|成本|单价|记录|流水)|"
     r"\b(?:change|lower|raise|edit|fudge|fake|alter)\b.{0,30}\b(?:price|cost|records?|ledger|history)\b|"
     # ...or leaving no trace of what was done
-    r"(?:别|不要|不|别再)留(?:下)?(?:记录|痕迹|底)|不留痕|神不知鬼不觉|"
-    r"\b(?:without|leave no|no) (?:a )?(?:trace|record|paper trail)\b|\boff the books\b"
+    r"(?:别|不要|不|别再)留(?:下)?(?:记录|痕迹)|不留痕|神不知鬼不觉|"
+    r"\bleave no (?:trace|record|paper trail)\b|\bwithout (?:leaving )?a trace\b|\boff the books\b"
 )
 # Credentials are never the assistant's to hand out, whatever the wording ("export the users and
 # their passwords", "把API密钥发给我").
+_SECRET = r"密码|口令|密钥|api ?key|\bpasswords?\b|\bpasswd\b|\bcredentials?\b|\bsecret keys?\b"
 SECRETS = (
-    r"密码|口令|密钥|api ?key|\bpasswords?\b|\bpasswd\b|\bcredentials?\b|\bsecret keys?\b|\btokens? of\b"
+    rf"(?:给|发|告诉|导出|列出|显示|查|看|拿|要)\S{{0,8}}(?:{_SECRET})|(?:{_SECRET})\S{{0,4}}(?:给我|发我|是多少|是什么|发过来)|"
+    rf"\b(?:show|give|send|export|list|tell|print|dump|reveal|what (?:is|are))\w*\b.{{0,60}}(?:{_SECRET})"
 )
 # A loose word said as a kind ("鸡蛋那些", "the eggs and such"): the category it belongs to.
 KIND_MARK = (
-    r"^\s*(?:那些|这些|那类|这类|之类|一类|类的|那几样|这几样|and (?:such|the like|that kind)|and stuff)"
+    r"^\s*(?:那些(?!天|日子|时候)|这些(?!天|日子|时候)|那类|这类|之类|一类|类的|那几样|这几样|"
+    r"and (?:such|the like|that kind)|and stuff)"
 )
 # Destroying in bulk is refused whatever the classifier thinks: a destroying verb with "all" or
 # a whole kind of record ("清空所有出入库记录", "wipe the ledger"). One material set to zero is a
@@ -79,9 +95,12 @@ TRANSFER = (
 )
 ADJUST = r"盘点|调整|盘亏|盘盈|adjust|stocktake|counted"
 # The records of movements, not a movement to make ("盘点调整记录", "transfer history").
-RECORDS = r"记录|流水|明细|\b(?:records?|history|log)\b"
+RECORDS = r"(?:的|调整|盘点|出库|入库|调拨|领料|移库)记录|流水|明细|\b(?:records|history)\b"
 # Asking what to buy, not buying something named ("我该买点啥", "what should we order?").
-WHAT_TO_BUY = r"买(?:点|些)?(?:啥|什么)|(?:订|采购)(?:点|些)?(?:啥|什么)|\bwhat (?:should|do|must) (?:we|i) (?:buy|order)"
+WHAT_TO_BUY = (
+    r"(?:该|要|需要|得|应该)(?:买|采购|订|补)(?:点|些)?(?:啥|什么)|"
+    r"\bwhat (?:should|do|must) (?:we|i) (?:buy|order)\b(?! last| yesterday)"
+)
 # The verbs that tell the assistant to book (not nouns like 用量 or "usage"), by movement type.
 ACTS_TRANSFER = r"调拨|移库|转仓|移仓|调仓|调库|\btransfer\b|\bxfe?r\b"
 ACTS_ADJUST = r"盘点|\bstocktake\b|\bstock count\b"
@@ -91,7 +110,7 @@ ACTS_IN = r"入库|收货|退库|\bbook(?:ed)? in\b|\breceive\b"
 # the thing to search for when the catalogue linked nothing.
 SEARCH_FILLER = (
     r"[\s?？!！。.,，、]|都|还|我们|咱们|库里|仓库里|仓库|库存|各种|有哪几种|有哪些|哪几种|哪些|有没有|有吗|相关的?|"
-    r"的|吗|呢|啊|呀|帮我|一下|看看|什么|那个|这个|那种|这种|那些|这些|东西|"
+    r"的|吗|呢|啊|呀|帮我|一下|看看|什么|那个|这个|那种|这种|那些|这些|东西|有多少|剩多少|还剩|多少|的货|"
     r"\b(?:do|does|we|you|have|got|any|what|which|kinds?|types?|sorts?|of|is|are|there|the|in|stock|"
     r"show|me|list|search|find|for|all|our|please|pls)\b"
 )
@@ -103,3 +122,49 @@ POLITE = (
 )
 # One word of a request, to count how much it says: an English word or one Chinese character.
 WORD = r"[a-z]+|[\u4e00-\u9fff]"
+
+# --- words that are never a material's name ------------------------------------------------------
+
+# Request words: never part of a material's name in a request, in either language.
+EN_STOP = set(
+    """
+    a an the please pls can could would you me i we our us my do does did is are was were be been what which
+    how much many have has had of for in on to from at with and or all any some show list give tell about get
+    material materials stock stocks stocked inventory level levels there left it out up now current currently
+    today yesterday let see need needs want would like kg warehouse book booked booking items item raw
+    ingredient ingredients details detail info information last past days day week month this that recent
+    by as into onto off per each more less just got get put take took used use using received receive issue
+    issued move moved transfer count counted stocktake adjust adjusted order ordered buy purchase request
+    raise report table export summary total value worth cost price unit supplier supplies who where when
+    why movement movements history ledger delivery deliveries arrived came went left running low short
+    reorder below point need soon should carry carrying kinds kind type types everything anything else
+    morning afternoon evening find search look looking check show me status please thanks thank hi hello
+    category categories section new intent called phrase phrases means mean teach add create named name
+    store room main cold packaging nothing something whats what's how's is it its their them those these
+    here go going gone spec specs specification weigh weight litre litres liter liters l ml g t gram grams
+    kilo kilos kilogram kilograms tonne tonnes ton tons pcs piece pieces wh whs
+    still remain remaining available on-hand hand quantity amount number bread-line line production
+    i'd i'm i'll we're we'd we've it's that's there's don't doesn't didn't let's you're isn't aren't
+    anything activity happened happen done things thing stuff related lot lots bit ins outs
+    stats stat wk wks exact exactly sure made call calls calling called
+    hai you duoshao ma ne le de zai shi yao cha kan zhao bang wo women yixia haiyou ku cun kucun
+    """.split()  # noqa: SIM905 (a word list reads better as words)
+)
+# Request words of two or more characters, removed before names are looked for in what is left.
+ZH_STOP_WORDS = re.compile(
+    "麻烦|请问|请帮|帮我|帮忙|一下|看看|看下|瞅瞅|查查|找找|查一下|找一下|看一看|结果|情况|登记|记录|现在|目前|当前|"
+    "刚刚|刚才|今天|昨天|上午|下午|早上|晚上|我们|咱们|你们|他们|哪些|什么|多少|还有|还剩|剩下|有没有|是不是|"
+    "一共|总共|所有|全部|相关|东西|原料|材料|物料|库存|仓库|数量|实际|只有|大概|左右|一批|一些|这批|那批|"
+    "使用|用量|报表|表格|清单|统计|流水|明细|详情|信息|规格|单价|价格|供应商|补货点|安全库存|快用完|用完|"
+    "出库|入库|领料|领用|收货|到货|调拨|盘点|采购|申请|订购|下单|请购|登记"
+)
+# Where goods go in the plant, not what they are: 给月饼线, 面包线领了, 烘焙车间, "for the cake line".
+PRODUCTION_LINE = re.compile(
+    r"(?:给|为|到|去|往|供|送)\s*[\u4e00-\u9fff]{1,4}?(?:生产线|产线|线|车间)|[\u4e00-\u9fff]{1,4}?(?:生产线|产线|车间)|"
+    r"[\u4e00-\u9fff]{2}线(?=领|拿|要|用|取)|\b(?:for|to|on) the [a-z -]{1,20}? (?:line|bakery|kitchen)\b",
+    re.I,
+)
+# Characters that are request words on their own (有 in 有盐黄油 is part of a name, 有 alone is not).
+ZH_SINGLE_STOP = set(
+    "有的了是在和及与个些点出入进用领到查找看要把从给帮请问呢吗吧啊呀嘛哦还多少几么啥这那一二两三四五六七八九十百千半袋箱桶包盒瓶罐件斤克升吨料货于低高生成做份种样类"
+)
