@@ -18,6 +18,7 @@ question.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
 import time
@@ -27,8 +28,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from inventory_ai.assistant.providers.offline import words
-from inventory_ai.models import Category, Material, Supplier, Warehouse
-from inventory_ai.services.search import normalise, search_materials
+from inventory_ai.models import Category, Material, MaterialSearchTerm, Supplier, Warehouse
+from inventory_ai.services.search import MAX_TERM, normalise, search_materials, stem
 from inventory_ai.text import CJK_RUN
 
 EN_WORD = r"[A-Za-z][A-Za-z0-9'&-]*"
@@ -91,6 +92,17 @@ class _Vocabulary:
     word_set: set[str]  # every English word of three letters or more, for plurals and run-together words
     loaded_at: float
     names_zh: str = ""  # every Chinese name, one after another (is a short name part of one?)
+    terms: list[str] = field(default_factory=list)  # the search index's ASCII terms, sorted
+
+    def may_find(self, phrase: str) -> bool:
+        """Whether a search for this phrase can find anything: every word of it begins some term
+        of the index (the search's own rule), checked here without asking the database."""
+        for word in re.findall(r"[a-z0-9]+", normalise(phrase)):
+            prefix = stem(word)[:MAX_TERM]
+            i = bisect.bisect_left(self.terms, prefix)
+            if i == len(self.terms) or not self.terms[i].startswith(prefix):
+                return False
+        return True
 
 
 _VOCABULARY: dict[str, _Vocabulary] = {}
@@ -219,8 +231,11 @@ class Linker:
             chars |= set(phrase)
             words |= set(re.findall(r"[a-z][a-z0-9]{2,}", phrase))
         words |= {w[:-3] + "y" for w in words if w.endswith("ies")}  # a typo of "cranberry" is near it
+        terms = sorted(
+            t for t in self.session.scalars(select(MaterialSearchTerm.term).distinct()) if t.isascii()
+        )
         known = _VOCABULARY[key] = _Vocabulary(
-            chars, sorted(w for w in words if len(w) >= 4), words, time.monotonic(), "|".join(names_zh)
+            chars, sorted(w for w in words if len(w) >= 4), words, time.monotonic(), "|".join(names_zh), terms
         )
         return known
 
@@ -372,6 +387,8 @@ class Linker:
                 span = (group[0][1][0], group[-1][1][1])
                 if len(phrase) <= 2 and phrase not in self.aliases:
                     continue  # two letters alone ("PR", "ok") begin too many names; in pinyin, a syllable
+                if not vocabulary.may_find(phrase) and not vocabulary.may_find(text[span[0] : span[1]]):
+                    continue  # a word no name, spec, supplier or pinyin begins with: no query needed
                 found = self._search(phrase, span)
                 if found is None and size > 1 and phrase != (as_typed := normalise(text[span[0] : span[1]])):
                     found = self._search(as_typed, span)  # "quail eggs" as typed, not "quail egg"
