@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.clients import AuthActions
 from tests.test_offline_provider import ask
 
 
@@ -236,3 +237,23 @@ def test_a_bookings_reason_keeps_what_was_typed(app):
 def test_asks_instead_of_guessing(app, role, text):
     body = ask(app, role, text)
     assert body["rounds"] == [] and "？" in body["reply"]
+
+
+def test_a_material_added_a_moment_ago_is_understood_by_its_new_words(app):
+    """The linker keeps the catalogue's words in memory; adding a material reads them again."""
+    ask(app, "staff", "yuzu?")  # the words are read before the material exists
+    client = app.test_client()
+    AuthActions(client).login("admin")
+    material = {
+        "code": "M901",
+        "name_zh": "柚子皮",
+        "name_en": "Yuzu Peel",
+        "unit": "kg",
+        "category": "FR",
+    }
+    created = client.post(
+        "/api/v1/admin/materials", json={**material, "reorder_point": "5", "unit_cost": "90"}
+    )
+    assert created.status_code == 201, created.json
+    body = ask(app, "staff", "how much yuzu do we have")
+    assert "M901" in str(body["rounds"][0]["results"]), body["rounds"][0]["tool_calls"]

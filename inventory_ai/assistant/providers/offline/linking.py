@@ -117,6 +117,7 @@ class Linker:
         self._places: list[tuple[str, str, list[str], Place]] | None = None
         self._said_as_supplier_only: set[str] = set()  # short supplier names that need context
         self._both: set[str] = set()  # names of a warehouse and of a category alike (包材)
+        self._vocabulary: _Vocabulary | None = None
 
     # --- places: warehouses, categories, suppliers (small tables) ----------------------------------
 
@@ -214,10 +215,17 @@ class Linker:
     # --- materials -----------------------------------------------------------------------------------
 
     def vocabulary(self) -> _Vocabulary:
-        key = str(self.session.get_bind().url)
+        """The catalogue's words, read again when a material is added or changed (one small query a
+        message tells) and every VOCABULARY_SECONDS (aliases)."""
+        if self._vocabulary is not None:
+            return self._vocabulary
+        version = tuple(self.session.execute(select(func.count(), func.max(Material.updated_at))).one())
+        key = f"{self.session.get_bind().url}|{version}"
         known = _VOCABULARY.get(key)
         if known is not None and time.monotonic() - known.loaded_at < VOCABULARY_SECONDS:
+            self._vocabulary = known
             return known
+        _VOCABULARY.clear()  # one catalogue version at a time
         chars: set[str] = set()
         words: set[str] = set()
         names_zh: list[str] = []
@@ -237,6 +245,7 @@ class Linker:
         known = _VOCABULARY[key] = _Vocabulary(
             chars, sorted(w for w in words if len(w) >= 4), words, time.monotonic(), "|".join(names_zh), terms
         )
+        self._vocabulary = known
         return known
 
     def find_materials(self, text: str, codes: list[tuple[str, tuple[int, int]]]) -> list[Mention]:
@@ -485,7 +494,3 @@ def _blank(text: str, spans) -> str:
         for i in range(a, b):
             chars[i] = " "
     return "".join(chars)
-
-
-def count_materials(session: Session) -> int:
-    return session.scalar(select(func.count()).select_from(Material).where(Material.active.is_(True)))
