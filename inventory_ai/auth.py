@@ -219,25 +219,28 @@ class _GoodToken:
 
 _GOOD_TOKENS: dict[str, _GoodToken] = {}
 _GOOD_TOKENS_LOCK = threading.Lock()
-_changes_seen = [0]  # the changed file's mtime (ns) when _GOOD_TOKENS was last emptied for it
+_changes_seen: list[tuple[int, int] | None] = [None]  # the marker as last seen: (inode, mtime ns)
 
 
 def forget_tokens() -> None:
     """Check every token against the database again, in every worker: a token, a user or a role
-    changed."""
+    changed. The marker is replaced, not touched: a new file (inode) tells two changes apart even
+    where the file system keeps times to the second."""
     marker = Path(current_app.instance_path) / _CHANGED_FILE
     marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.touch()
-    os.utime(marker)  # now, to the nanosecond, even if it existed
+    fresh = marker.with_name(f"{_CHANGED_FILE}.{os.getpid()}.{threading.get_ident()}")
+    fresh.write_text(secrets.token_hex(8))
+    os.replace(fresh, marker)
     with _GOOD_TOKENS_LOCK:
         _GOOD_TOKENS.clear()
 
 
 def _forget_if_changed() -> None:
     try:
-        changed = os.stat(Path(current_app.instance_path) / _CHANGED_FILE).st_mtime_ns
+        seen = os.stat(Path(current_app.instance_path) / _CHANGED_FILE)
     except FileNotFoundError:
         return
+    changed = (seen.st_ino, seen.st_mtime_ns)
     if changed != _changes_seen[0]:
         with _GOOD_TOKENS_LOCK:
             _GOOD_TOKENS.clear()
