@@ -181,7 +181,6 @@ def end_logins(user: User, revoke_tokens: bool = True) -> None:
     user is reactivated. The user's own password change keeps their tokens: they know of it, and
     their scripts go on (docs/api.md); they revoke a token themselves."""
     now = utcnow()
-    forget_tokens()
     db.session.execute(
         update(LoginSession)
         .where(LoginSession.user_id == user.id, LoginSession.ended_at.is_(None))

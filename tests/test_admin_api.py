@@ -674,3 +674,15 @@ def test_openapi_links_lead_to_operations_of_the_document(client):
     assert {"GetMaterial", "UpdateMaterial", "BookMovementOfMaterial", "ListLevelsOfMaterial"} <= names
     assert {"GetUser", "UpdateUser", "GetIntent", "DeleteIntent", "RevokeToken"} <= names
     assert len(links) >= 40
+
+
+def test_a_role_change_or_deactivation_applies_to_the_users_tokens_at_once(client, admin, token, session):
+    """Tokens found good are kept for a few seconds (auth.TOKEN_CHECK_SECONDS); an admin's change
+    of role or a deactivation is not kept waiting by that."""
+    staff = token("staff")
+    assert client.get("/api/v1/admin/users", headers=staff).status_code == 403
+    uid = session.scalar(select(User.id).where(User.username == "staff"))
+    client.patch(f"/api/v1/admin/users/{uid}", json={"role": "admin"}, headers=admin)
+    assert client.get("/api/v1/admin/users", headers=staff).status_code == 200
+    client.patch(f"/api/v1/admin/users/{uid}", json={"active": False}, headers=admin)
+    assert client.get("/api/v1/conversations", headers=staff).status_code == 401
