@@ -18,18 +18,19 @@ question.
 
 from __future__ import annotations
 
-import bisect
 import difflib
 import re
-import time
 from dataclasses import dataclass, field
 
-from sqlalchemy import func, select
+from pypinyin import lazy_pinyin
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from inventory_ai.assistant.providers.offline import words
-from inventory_ai.models import Category, Material, MaterialSearchTerm, Supplier, Warehouse
-from inventory_ai.services.search import MAX_TERM, normalise, search_materials, stem
+from inventory_ai.assistant.providers.offline.slots import PACKS
+from inventory_ai.assistant.providers.offline.vocabulary import Vocabulary, catalogue_words
+from inventory_ai.models import Category, Material, Supplier, Warehouse
+from inventory_ai.services.search import normalise, search_materials
 from inventory_ai.text import CJK_RUN
 
 EN_WORD = r"[A-Za-z][A-Za-z0-9'&-]*"
@@ -66,6 +67,7 @@ class Place:
     name_zh: str
     name_en: str
     span: tuple[int, int]
+    by_building: bool = False  # said as where it stands ("building B"), not by its name
 
 
 @dataclass
@@ -85,30 +87,6 @@ def _candidate(m: Material) -> Candidate:
 _EVERYDAY = {"golden", "bright", "fresh", "green", "super", "happy", "royal", "great", "first", "angel"}
 
 
-@dataclass
-class _Vocabulary:
-    chars: set[str]
-    words: list[str]  # English words of four letters or more, for typos
-    word_set: set[str]  # every English word of three letters or more, for plurals and run-together words
-    loaded_at: float
-    names_zh: str = ""  # every Chinese name, one after another (is a short name part of one?)
-    terms: list[str] = field(default_factory=list)  # the search index's ASCII terms, sorted
-
-    def may_find(self, phrase: str) -> bool:
-        """Whether a search for this phrase can find anything: every word of it begins some term
-        of the index (the search's own rule), checked here without asking the database."""
-        for word in re.findall(r"[a-z0-9]+", normalise(phrase)):
-            prefix = stem(word)[:MAX_TERM]
-            i = bisect.bisect_left(self.terms, prefix)
-            if i == len(self.terms) or not self.terms[i].startswith(prefix):
-                return False
-        return True
-
-
-_VOCABULARY: dict[str, _Vocabulary] = {}
-VOCABULARY_SECONDS = 120.0  # the catalogue's words are read again this often (new materials)
-
-
 class Linker:
     def __init__(self, session: Session, aliases: dict[str, list[tuple[str, str]]] | None = None):
         self.session = session
@@ -117,7 +95,8 @@ class Linker:
         self._places: list[tuple[str, str, list[str], Place]] | None = None
         self._said_as_supplier_only: set[str] = set()  # short supplier names that need context
         self._both: set[str] = set()  # names of a warehouse and of a category alike (包材)
-        self._vocabulary: _Vocabulary | None = None
+        self._buildings: set[str] = set()  # warehouses said by their building (A栋, building b)
+        self._vocabulary: Vocabulary | None = None
 
     # --- places: warehouses, categories, suppliers (small tables) ----------------------------------
 
@@ -133,6 +112,12 @@ class Linker:
                         names += [short, re.sub(r"(?<=[a-z])(?=\d)", " ", short)]  # wh1, wh 1
                         first = item.name_en.lower().split()[0]
                         names += [f"{first} {w}" for w in ("warehouse", "store", "room", "stores", "wh")]
+                        # Where it stands: "A栋一楼 Building A" is also called A栋, A座, building A.
+                        for b in re.findall(r"([A-Za-z])\s*[栋座幢号楼]", item.location or "")[:1]:
+                            b = b.lower()
+                            buildings = [f"{b}栋", f"{b}座", f"{b}幢", f"building {b}", f"block {b}"]
+                            names += buildings
+                            self._buildings.update(buildings)
                     if kind == "category":
                         head = re.split(r"[ &]", item.name_en.lower())[0]
                         names += [f"{head} category", f"{head} categories", f"{head} section"]
@@ -196,8 +181,12 @@ class Linker:
                     continue
                 if any(span[0] < b and span[1] > a for a, b in taken):
                     continue
+                if _kind == "category" and name == _code.lower() and text[span[0] : span[1]] != _code:
+                    continue  # a category's code (LE, DA) only as typed in capitals: "le", "da" are pinyin
                 taken.append(span)
-                found.append(Place(place.kind, place.code, place.name_zh, place.name_en, span))
+                found.append(
+                    Place(place.kind, place.code, place.name_zh, place.name_en, span, name in self._buildings)
+                )
         # "from main to the cold store", "main -> cold": beside from, to or an arrow, a warehouse's
         # first English word is enough.
         for kind, _code, _names, place in self.places():
@@ -214,39 +203,11 @@ class Linker:
 
     # --- materials -----------------------------------------------------------------------------------
 
-    def vocabulary(self) -> _Vocabulary:
-        """The catalogue's words, read again when a material is added or changed (one small query a
-        message tells) and every VOCABULARY_SECONDS (aliases)."""
-        if self._vocabulary is not None:
-            return self._vocabulary
-        version = tuple(self.session.execute(select(func.count(), func.max(Material.updated_at))).one())
-        key = f"{self.session.get_bind().url}|{version}"
-        known = _VOCABULARY.get(key)
-        if known is not None and time.monotonic() - known.loaded_at < VOCABULARY_SECONDS:
-            self._vocabulary = known
-            return known
-        _VOCABULARY.clear()  # one catalogue version at a time
-        chars: set[str] = set()
-        words: set[str] = set()
-        names_zh: list[str] = []
-        for name_zh, name_en in self.session.execute(
-            select(Material.name_zh, Material.name_en).where(Material.active.is_(True))
-        ):
-            names_zh.append(name_zh)
-            chars |= set(name_zh)
-            words |= set(re.findall(r"[a-z][a-z0-9]{2,}", name_en.lower()))
-        for phrase in self.aliases:
-            chars |= set(phrase)
-            words |= set(re.findall(r"[a-z][a-z0-9]{2,}", phrase))
-        words |= {w[:-3] + "y" for w in words if w.endswith("ies")}  # a typo of "cranberry" is near it
-        terms = sorted(
-            t for t in self.session.scalars(select(MaterialSearchTerm.term).distinct()) if t.isascii()
-        )
-        known = _VOCABULARY[key] = _Vocabulary(
-            chars, sorted(w for w in words if len(w) >= 4), words, time.monotonic(), "|".join(names_zh), terms
-        )
-        self._vocabulary = known
-        return known
+    def vocabulary(self) -> Vocabulary:
+        """The catalogue's words (vocabulary.py), once per message."""
+        if self._vocabulary is None:
+            self._vocabulary = catalogue_words(self.session, self.aliases)
+        return self._vocabulary
 
     def find_materials(self, text: str, codes: list[tuple[str, tuple[int, int]]]) -> list[Mention]:
         mentions: list[Mention] = []
@@ -283,11 +244,16 @@ class Linker:
         lowered = {k.lower(): v for k, v in options.items()}
         found: dict[str, tuple[Material, tuple[int, int]]] = {}
         names = [k for k in options if not k.isascii()]
+        sounds = self._sounds_like(text)  # 他他粉 -> 塔塔粉
         if names:
             for material in self.session.scalars(
-                select(Material).where(Material.active.is_(True), Material.name_zh.in_(names))
+                select(Material).where(Material.active.is_(True), Material.name_zh.in_(names + list(sounds)))
             ):
-                found[material.name_zh] = (material, options[material.name_zh])
+                if material.name_zh in options:
+                    found[material.name_zh] = (material, options[material.name_zh])
+                else:
+                    typed, span = sounds[material.name_zh]
+                    found.setdefault(typed, (material, span))
         for phrase, targets in self.aliases.items():
             codes = [code for kind, code in targets if kind == "material"]
             if codes and phrase in lowered:
@@ -307,6 +273,27 @@ class Linker:
                 continue
             mentions.append(Mention(phrase, span, [_candidate(material)], True, 1, named=True))
         return mentions
+
+    def _sounds_like(self, text: str) -> dict[str, tuple[str, tuple[int, int]]]:
+        """Names typed with a character that sounds the same (他他粉 for 塔塔粉, 马私卡彭 for 马斯卡彭):
+        name -> (what was typed, where). Three characters or more, one of them the name's own, and
+        the sound shared by no other name."""
+        by_sound = self.vocabulary().sounds
+        found: dict[str, tuple[str, tuple[int, int]]] = {}
+        for run in CJK_RUN.finditer(text):
+            value = run.group(0)
+            if len(value) < 3:
+                continue
+            syllables = lazy_pinyin(value, errors="ignore")
+            if len(syllables) != len(value):
+                continue
+            for size in range(min(len(value), 8), 2, -1):
+                for i in range(len(value) - size + 1):
+                    name = by_sound.get("".join(syllables[i : i + size]))
+                    typed = value[i : i + size]
+                    if name and name != typed and set(name) & set(typed) and name not in found:
+                        found[name] = (typed, (run.start() + i, run.start() + i + size))
+        return found
 
     def _name_around(self, text: str, span: tuple[int, int]) -> Mention | None:
         """A material's full English name made of the words just before an alias and the alias."""
@@ -379,7 +366,7 @@ class Linker:
                     return mention
         return None
 
-    def _english(self, text: str, vocabulary: _Vocabulary) -> list[Mention]:
+    def _english(self, text: str, vocabulary: Vocabulary) -> list[Mention]:
         tokens = [(m.group(0).lower(), m.span()) for m in re.finditer(EN_WORD, text)]
         content = [
             (self._spelled(w, vocabulary), s) for w, s in tokens if w not in words.EN_STOP and len(w) > 1
@@ -412,13 +399,13 @@ class Linker:
         return mentions
 
     @staticmethod
-    def _spelled(word: str, vocabulary: _Vocabulary) -> str:
+    def _spelled(word: str, vocabulary: Vocabulary) -> str:
         """A word the catalogue does not have, read as the one it most likely meant: a plural
         ("sheets"), two words run together ("ryeflour"), or a typo ("choclate"). A typo keeps
         its first letter, so an ordinary word ("money") is not read as a name ("honey")."""
         known = vocabulary.words
-        if len(word) < 4 or any(w.startswith(word) for w in known):
-            return word
+        if len(word) < 4 or any(w.startswith(word) for w in known) or re.fullmatch(PACKS, word):
+            return word  # a pack ("cases") is never a typo of a name ("cashews")
         for singular in (word[:-1], word[:-2]) if word.endswith("s") else ():
             if singular in vocabulary.word_set:
                 return singular
@@ -435,6 +422,11 @@ class Linker:
         ]
         close = difflib.get_close_matches(word, near, n=1, cutoff=0.8)
         return close[0] if close else word
+
+    def finds(self, phrase: str) -> int:
+        """How many materials a search for this phrase finds."""
+        found = self._search(phrase, (0, len(phrase)))
+        return found.total if found else 0
 
     def _search(self, phrase: str, span: tuple[int, int]) -> Mention | None:
         page = search_materials(self.session, phrase, limit=8)

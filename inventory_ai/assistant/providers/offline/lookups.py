@@ -20,10 +20,25 @@ def lookup(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     asked_for_a_list = re.search(words.SEARCH, r.text, re.I)
     if (kind := _kind_with_examples(r)) and "search_materials" in ctx.offered:
         return Plan("search_materials", {"keyword": kind})
+    every_kind = asked_for_a_list or re.search(words.EVERY_KIND, r.text, re.I)
+    if category and len(r.links.materials) >= 2 and every_kind and "search_materials" in ctx.offered:
+        # "all the flours we carry - bread, cake, plain, the lot": the kind, its examples only say so
+        return Plan("search_materials", {"category": category})
+    if (marked := _marked_term(r)) and "search_materials" in ctx.offered:
+        return Plan("search_materials", {"keyword": marked})  # "anything called 'salt'", "almond-based"
     if asked_for_a_list and len(r.links.materials) > 1:
         # "奶油相关的都有哪些？淡奶油、奶油奶酪这些": the list asked for is of the first, loosest word,
         # unless the word to search for is said right after the asking ("…帮我搜一下泡打粉").
         mention = _searched_for(r) or min(r.links.materials, key=lambda m: (m.named, m.span[0]))
+    if (
+        mention is not None
+        and mention.named
+        and len(r.links.materials) == 1
+        and re.search(words.EVERY_KIND, r.text, re.I)
+        and "search_materials" in ctx.offered
+        and ctx.linker.finds(mention.text) > 1
+    ):  # "泡打粉 两种都还有吗": every material the name covers, not the one it is exactly
+        return Plan("search_materials", {"keyword": mention.text})
     if (
         mention is not None
         and mention.exact
@@ -72,6 +87,24 @@ def _searched_for(r: Reading) -> Mention | None:
     return None
 
 
+def _marked_term(r: Reading) -> str | None:
+    """A word the request marks as the thing to search for: quoted or "called" ("anything called
+    'salt'", 叫“奶酪”的), or said as what things are based on ("almond-based", 椰子相关的)."""
+    for m in r.links.materials:
+        end = m.span[1] - 1 if r.text[m.span[1] - 1] == "'" else m.span[1]  # a word's end takes the quote
+        before, after = r.text[: m.span[0]], r.text[end:]
+        if (
+            re.search(r"(?:\bcalled|\bnamed|叫|名为|名字里有|带)\s*['\"“‘「]?\s*$|['\"“‘「]$", before, re.I)
+            and (
+                re.match(r"\s*['\"”’」]", after)
+                or re.search(r"(?:\bcalled|\bnamed|叫|名为)\s*$", before, re.I)
+            )
+        ) or re.match(r"-?(?:based|related|flavou?red)\b|\s*(?:相关|口味|味的)", after, re.I):
+            return m.text.strip("'")
+    based = re.search(r"\b([a-z]{3,})-(?:based|related|flavou?red)\b", r.text, re.I)
+    return based.group(1) if based else None
+
+
 def _kind_with_examples(r: Reading) -> str | None:
     """The kind a request names with examples of it: "都有哪些馅？红豆的莲蓉的那种", "盐有几种？食盐海盐",
     "what bags do we have, bread bags carrier bags": a loose word that covers two or more others,
@@ -87,7 +120,8 @@ def _kind_with_examples(r: Reading) -> str | None:
     names = list(found.values())
     zh = os.path.commonprefix([n.name_zh[::-1] for n in names])[::-1]
     en = os.path.commonprefix([n.name_en.lower().split()[::-1] for n in names])
-    outside = slot.blank(r.text, [m.span for m in r.links.materials if m.exact]).lower()
+    # The kind said apart from the examples' full names ("蓝莓酱、草莓果酱这些果酱": 酱 finds both)
+    outside = slot.blank(r.text, [m.span for m in r.links.materials if m.named]).lower()
     for kind in (zh, " ".join(reversed(en))):
         if kind and kind in outside and (not kind.isascii() or re.search(rf"\b{re.escape(kind)}\b", outside)):
             return kind

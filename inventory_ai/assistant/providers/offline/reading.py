@@ -55,6 +55,7 @@ def read(text: str, ctx: Context, typed: str | None = None) -> Reading:
     rest = slot.blank(text, slots.spans + [p.span for p in places])
     materials = ctx.linker.find_materials(rest, code_spans)
     materials = [_narrowed(m, slot.blank(rest, [m.span for m in materials])) for m in materials]
+    materials = _one_name_in_two_parts(text, materials)
     links = Links(materials, places)
     marks: list[tuple[tuple[int, int], str]] = [(m.span, PLACEHOLDERS["m"]) for m in materials]
     marks += [
@@ -111,6 +112,29 @@ def _narrowed(mention: Mention, rest: str) -> Mention:
         return mention
     chosen = mention.candidates[scores.index(best)]
     return replace(mention, candidates=[chosen], exact=True, total=1)
+
+
+def _one_name_in_two_parts(text: str, materials: list[Mention]) -> list[Mention]:
+    """One name said in two parts ("红丝绒那个可可粉" is 红丝绒可可粉, not 可可粉): a part that
+    names one material, then, a word or two on, a name that material's name also holds."""
+    out: list[Mention] = []
+    for mention in materials:
+        before = out[-1] if out else None
+        if (
+            before is not None
+            and before.exact
+            and not before.named
+            and re.fullmatch(
+                r"\s*(?:那个|这个|那种|这种|的|里的)?\s*", text[before.span[1] : mention.span[0]]
+            )
+            and before.text in before.best.name_zh
+            and mention.text in before.best.name_zh
+            and before.best.name_zh != mention.best.name_zh
+        ):
+            out[-1] = replace(before, span=(before.span[0], mention.span[1]), named=True)
+            continue
+        out.append(mention)
+    return out
 
 
 def _inside_a_name(span: tuple[int, int], mentions) -> bool:

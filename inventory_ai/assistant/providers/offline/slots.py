@@ -115,13 +115,21 @@ _PLAIN = re.compile(
     rf"(?<![A-Za-z\d.])(?P<n>{NUMBER})\s*(?:{_UNIT})(?P<half>半(?![成年月天]))?{_END}", re.I
 )  # 十七公斤半, not 半成品
 _PACK_ONLY = re.compile(
-    rf"(?<![A-Za-z\d.])(?P<n>{NUMBER}|half an?)\s*(?P<pack>{PACKS})(?P<half>半)?{_END}", re.I
-)  # 3袋, two cases, half a case
+    rf"(?<![A-Za-z\d.])(?P<n>{NUMBER}|half an?)\s*(?:整|满|(?:full|whole|sealed|unopened|intact)\s+)?(?P<pack>{PACKS})(?P<half>半)?{_END}",
+    re.I,
+)  # 3袋, two cases, half a case, 3整箱, three full cases
 # 两 after a number is the old weight unit (50 g): 三两 = 150 g. (两 before a pack is the number two.)
 _LIANG = re.compile(
     r"(?<![\d.])(?P<n>\d+(?:\.\d+)?|[一二三四五六七八九十半]{1,3})两(?![箱袋包桶瓶罐盒件托卷块个天周月])"
 )
-_BARE = re.compile(rf"(?<![A-Za-z\d.#,-])(?P<n>{DIGITS})(?![\d.,]|\s*(?:天|days?|号|日|月|点|%))")
+# What one asks the assistant for, counted: 一个采购申请, 一份报表, 一张表 (never an amount of stock).
+_A_DOCUMENT = re.compile(
+    r"\s*(?:新的?)?(?:采购|请购|申请|订单|单子|报表|表格?|清单|意图|说法|问题|关键词|提醒|csv|excel|markdown)",
+    re.I,
+)
+_BARE = re.compile(
+    rf"(?<![A-Za-z\d.#,-])(?P<n>{DIGITS})(?![\d.,]|\s*(?:天|days?|号|日|月|点|%|寸|英寸|inch|in\b|cm\b|mm\b|\"))"
+)  # not a day, a date, a share or a size (8 inch cake boxes)
 CODE = re.compile(r"(?<![A-Za-z0-9])[mM]\d{3,}(?![0-9])")
 
 
@@ -190,6 +198,8 @@ def quantities(text: str) -> list[Quantity]:
         if amount is None or not free(m.span()) or CODE.search(text[max(0, m.start() - 1) : m.end()]):
             continue
         unit = _unit_of(m)
+        if unit == "pcs" and _A_DOCUMENT.match(text, m.end()):
+            continue  # 提交一个采购申请, 做一张表: one request, not one piece of anything
         if (
             m.group("n").lower() in ("a", "an")
             and unit in (None, "t")
@@ -234,6 +244,7 @@ _PERIODS = [
     (r"本周|这周|这个星期|这星期|这礼拜|this\s+(?:week|wk)s?\b", "this_week"),
     (r"上个月|上月|last\s+month", "last_month"),
     (r"本月|这个月|这月|当月|this\s+month", "this_month"),
+    (r"前天|the\s+day\s+before\s+yesterday", "day_before"),
     (r"昨天|昨日|yesterday", "yesterday"),
     (r"今天|今日|今早|今晚|this\s+morning|this\s+afternoon|today|tonight", "today"),
 ]
@@ -336,6 +347,7 @@ def period(text: str, today: date) -> Period | None:
             "month30": (today - timedelta(days=29), today),
             "today": (today, today),
             "yesterday": (today - timedelta(days=1), today - timedelta(days=1)),
+            "day_before": (today - timedelta(days=2), today - timedelta(days=2)),
             "this_week": (today - timedelta(days=today.weekday()), today),
             "last_week": (
                 today - timedelta(days=today.weekday() + 7),
@@ -410,6 +422,8 @@ def row_limit(text: str) -> tuple[int, tuple[int, int]] | None:
     for pattern in _LIMITS:
         if m := pattern.search(text):
             n = number(m.group("n"))
+            if n == 1 and m.group("n") == "一" and pattern is _LIMITS[4]:
+                continue  # 给我一个…表: "give me a table", not one row
             if n is not None and n == n.to_integral_value() and 1 <= n <= 50:
                 return int(n), m.span()
     return None

@@ -14,10 +14,17 @@ _TOOL_WORDS = [
     ("get_material_detail", r"详情|详细|规格|单价|价格|保质期|detail|spec|price|info"),
     ("list_low_stock", r"低库存|缺货|补货|不足|快用完|low stock|running low|reorder|short"),
     ("get_inventory_stats", r"统计|总值|金额|价值|概况|stats|worth|value|summary|total"),
-    ("record_stock_movement", r"盘点|调整|出库|入库|登记|领用|stocktake|book|adjust|movement_type"),
+    (
+        "record_stock_movement",
+        r"记(?:录|一笔)?(?:出入库|出库|入库)|\brecord(?:ing|s)? (?:a |the )?(?:stock )?movements?\b|盘点|调整|出库|入库|登记|领用|stocktake|book|adjust|movement_type",
+    ),
     ("get_stock_movements", r"流水|出入库|进出|记录|变动|历史|movements|history|ledger|pull sheet"),
     ("create_purchase_request", r"采购|请购|订购|purchase|order|buy"),
-    ("search_materials", r"搜索|查找|查询|找|search|find|look"),
+    ("search_materials", r"搜|查找|查询|找|search|find|look"),
+    (
+        "format_report",
+        r"格式化|做成表|表格|报表格式|\bformatt(?:er|ing)\b|\bformat_report\b|\bspreadsheet\b|\bcsv\b",
+    ),
 ]
 
 
@@ -60,7 +67,8 @@ def teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         if m:
             phrases = [m.group(1).strip(" '\"“”")]
     parts = re.split(
-        r"对应|用于|指向|就是|意思是|都走|走|就去|就查|means|for|→|->|route[sd]? (?:it )?to|goes? to",
+        r"对应|用于|指向|就是|意思是|都走|走|就去|就查|当成|当作|算作|means|for|→|->|route[sd]? (?:it )?to|go(?:es)? to|"
+        r"\bmap(?:ped)? (?:\w+ ){0,3}?to\b|\bruns?\b|\bopens?\b|\bshould (?:go|run|open|trigger|show)\b",
         text,
         maxsplit=1,
     )
@@ -79,6 +87,6 @@ def teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         else "taught_" + hashlib.sha1("|".join(phrases).encode()).hexdigest()[:8]
     )
     args.update(name=name, keywords=phrases[:30], tool_name=tool_name)
-    if tool_name == "record_stock_movement" and (kind := direction(target)):
+    if tool_name == "record_stock_movement" and (kind := direction(target) or direction(" / ".join(phrases))):
         args["default_arguments"] = {"movement_type": kind}
     return Plan(tool, args)

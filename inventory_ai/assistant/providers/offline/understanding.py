@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from inventory_ai.assistant.providers.offline import lookups, replies, teaching, words
+from inventory_ai.assistant.providers.offline import lookups, replies, tables, teaching, words
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline.classifier import CHITCHAT, DESTRUCTIVE
 from inventory_ai.assistant.providers.offline.linking import Mention
@@ -42,6 +42,7 @@ def plan(text: str, ctx: Context) -> Plan:
     # What the request says it is not is blanked, the rest keeps its place (a booking's reason keeps
     # what was typed).
     typed, text = text, re.sub(words.NEGATED, lambda m: " " * len(m.group(0)), text, flags=re.I)
+    text = words.from_pinyin(text)  # "xisha tang dao le 4 dai, ru ku": its verbs and packs as characters
     r = read(text, ctx, typed)
     if (
         screen(text).flagged
@@ -50,6 +51,8 @@ def plan(text: str, ctx: Context) -> Plan:
         or re.search(words.SECRETS, text, re.I)
     ):
         return Plan(reply=replies.refusal(r.zh))
+    if not re.search(words.TEACH, text, re.I) and (typed_table := tables.table(text, r, ctx.offered)):
+        return typed_table  # "make a csv: butter 4 cases, cream 6 cases": the rows are the request's own
     named = bool(r.links.materials or r.links.places or r.slots.codes)
     label = r.guess.label
     if r.slots.period and not named and not r.slots.quantities and label != CHITCHAT:
@@ -60,12 +63,17 @@ def plan(text: str, ctx: Context) -> Plan:
             label = CHITCHAT
     # Small talk that only brushes a material's name ("写一首关于面包的诗", "annual leave") stays
     # small talk; a material named in full, a code or a place makes it about the warehouse.
-    about_stock = named and (
-        r.guess.confidence < 0.6
-        or any(m.named for m in r.links.materials)
-        or r.links.places
-        or r.slots.codes
-        or len(re.findall(words.WORD, r.masked.lower())) <= 6  # "hi, butter?": little else
+    by_building_only = all(p.by_building for p in r.links.places) and not (r.links.materials or r.slots.codes)
+    about_stock = (
+        named
+        and not by_building_only
+        and (
+            r.guess.confidence < 0.6
+            or any(m.named for m in r.links.materials)
+            or r.links.places
+            or r.slots.codes
+            or len(re.findall(words.WORD, r.masked.lower())) <= 6  # "hi, butter?": little else
+        )
     )
     if label == DESTRUCTIVE or (label == CHITCHAT and about_stock):  # the model's second thought
         label = next(
@@ -76,16 +84,33 @@ def plan(text: str, ctx: Context) -> Plan:
     elif (
         re.search(r"(?<![A-Za-z])PR(?![A-Za-z])|请购|采购申请|purchase request|\breq(?:uisition)?\b", text)
         and r.links.materials
-    ):
+    ) or (re.search(r"\brequest(?:ing)?\b", text, re.I) and r.slots.quantities and r.links.materials):
         label = "purchase"  # the purchase request's own names: no other reading of them
+    elif (
+        r.links.materials
+        and not r.slots.quantities
+        and re.search(words.REORDER_LEVEL, text, re.I)
+        and not re.search(words.BELOW, text, re.I)
+        and _asks(text)
+    ):
+        label = "lookup"  # "what's the reorder level for…": a figure of the material's detail
     elif _only_names(r.masked) and named:
         label = "lookup"
+    elif (
+        label not in (CHITCHAT, DESTRUCTIVE)
+        and not r.slots.quantities
+        and direction(text)
+        and (re.search(words.EVENT_ASKED, text, re.I) or (r.slots.period and not named))
+    ):
+        label = "movements"  # "谁收的", "did the butter come in today?", "transfers last week": events
     elif not r.links.materials and re.search(words.WHAT_TO_BUY, text, re.I):
         label = "low_stock"  # "我该买点啥", "what should we order?": what is running low
     elif label == CHITCHAT and not r.slots.quantities:
         return Plan(reply=replies.small_talk(r.zh, ctx))
     elif label in (CHITCHAT, DESTRUCTIVE) or (r.guess.confidence < CONFIDENT and not named):
         return Plan(reply=replies.which_one(r, ctx))
+    if label == "purchase" and direction(text) == "transfer" and not re.search(words.BUY, text, re.I):
+        label = "transfer"  # "move some cream cheese to the other warehouse": nothing is bought
     if label == "report" or (re.search(words.REPORT, text, re.I) and label in DATA_LABELS):
         # A report of what? Ask the model again without the report words, among the data it can gather.
         subject = ctx.guess(re.sub(words.REPORT, " ", r.masked, flags=re.I))
@@ -107,12 +132,12 @@ def plan(text: str, ctx: Context) -> Plan:
     if returned and not re.search(words.QUESTION, text, re.I) and label not in ("teach", "purchase"):
         label = "book_in"  # goods brought back to stock are booked in, whenever they were taken
     booking = label in BOOKINGS.values()
-    if booking and not r.slots.quantities and re.search(words.QUESTION + "|" + words.RECORDS, text, re.I):
+    if booking and not r.slots.quantities and (_asks(text) or re.search(words.RECORDS, text, re.I)):
         label = "movements"  # asked about, not told, or their records: what happened is history
     elif label in ("lookup", "stats") and r.links.materials and not r.slots.period and (act := _acted(text)):
         # A movement verb with a material ("调拨一下淡奶油"): asked about, its history; told, a
         # booking, which asks for what it lacks.
-        label = "movements" if re.search(words.QUESTION, text, re.I) else BOOKINGS[act]
+        label = "movements" if _asks(text) else BOOKINGS[act]
     elif (
         label in ("low_stock", "lookup", "stats")
         and r.slots.period
@@ -121,6 +146,15 @@ def plan(text: str, ctx: Context) -> Plan:
     ):
         label = "movements"  # something that went in or out at a time: an event
     return _for_label(label, r, ctx)
+
+
+def _asks(text: str) -> bool:
+    """A question, not a request put politely: "can you move some cream cheese over?" asks for a
+    booking (and is asked how much), "who moved the cream cheese?" asks what happened."""
+    polite = re.search(words.POLITE_ASK, text, re.I)
+    if polite:
+        text = re.sub(words.POLITE_ASK, " ", text, flags=re.I).replace("?", " ").replace("？", " ")
+    return bool(re.search(words.QUESTION, text, re.I))
 
 
 def _destroys(text: str, r: Reading) -> bool:
@@ -136,6 +170,8 @@ def _destroys(text: str, r: Reading) -> bool:
 
 def _acted(text: str) -> str | None:
     """The movement a request tells to make, by its verb (出库, 调拨, stocktake…), if any."""
+    if re.search(r"出入库|进出|in and out|ins and outs", text, re.I):
+        return None  # both ways: the records, not a movement to make
     for verbs, kind in ((words.ACTS_TRANSFER, "transfer"), (words.ACTS_ADJUST, "adjustment"), (words.ACTS_OUT, "outbound"),
                         (words.ACTS_IN, "inbound")):  # fmt: skip
         if re.search(verbs, text, re.I):
@@ -198,7 +234,8 @@ def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
 
 def _amount(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] | None:
     """The quantity to book: the first one said, with a second added when it is joined by "+",
-    "and" or 和 ("7 cases + 2 blocks"); packs counted by what the material's spec says they hold."""
+    "and", 和 or 零 ("7 cases + 2 blocks", "7箱零5罐"); packs counted by what the material's spec says
+    they hold."""
     if not r.slots.quantities:
         return None
     first, *rest = r.slots.quantities
@@ -208,7 +245,7 @@ def _amount(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] |
     if amount is None or not rest:
         return amount
     joined = r.text[first.span[1] : rest[0].span[0]]
-    if mention is None or not re.fullmatch(r"\s*(?:\+|＋|和|加|又|再加|plus|and)\s*", joined, re.I):
+    if mention is None or not re.fullmatch(r"\s*(?:\+|＋|和|加|又|零|再加|plus|and)\s*", joined, re.I):
         return amount
     more = _one_amount(rest[0], mention)
     try:

@@ -7,15 +7,15 @@ it recognises; understanding.py and linking.py decide with them.
 import re
 
 OUT = (
-    r"出过?库|领|用了|用掉|用去|用过|使用|用量|发料|发了|出了|发出|拿[了过走去]|取[了过走]|扣掉|扣减|消耗|报废|报损|损耗|"
+    r"出过?库|领|用了|用掉|用去|用过|使用|用量|发料|发了|出了|发出|出货|发货|拿[了过走去]|取[了过走]|扣掉|扣减|消耗|报废|报损|损耗|"
     r"book(?:ed|ing)? out|\bt(?:ake|akes|ook|aken|aking) out\b|used|usage|issued?|took|taken|went out|moved out|left the warehouse|outbound|"
-    r"consum|sent out|ship(?:ped|s)? out|\bpull(?:ed|ing)?\b|deduct|write off|wrote off|written off|wasted|"
+    r"consum|sent out|dispatch|ship(?:ped|s)? out|\bpull(?:ed|ing)?\b|deduct|write off|wrote off|written off|wasted|"
     r"spoil|damaged|\buse\b|\bouts\b|退(?:货)?给?供应商|returned? to (?:the )?supplier|"
     r"(?<![\u4e00-\u9fff])出(?![\u4e00-\u9fff])"
 )
 IN = (
-    r"(?<![\u4e00-\u9fff])入(?![\u4e00-\u9fff])|入过?库|到货|收货|收到|收了|进了|进过|进来|进货|进库|到了|来了|送来|送到|补了|上架|"
-    r"退库|退料|退回(?!\S{0,3}供应商)|book(?:ed|ing)? in\b|came in|arriv|receiv|reciev|deliver|inbound|got in|\bgot\b.{0,40}?\bin\b(?=\s*(?:$|[,.;!，。]))|put away|stock in|"
+    r"(?<![\u4e00-\u9fff])入(?![\u4e00-\u9fff])|入过?库|入了|入过|到货|刚到|收货|收到|收了|收的|签收|进了|进过|进来|进货|进库|到了|来了|送来|送到|补了|上架|"
+    r"退库|退料|退回(?!\S{0,3}供应商)|book(?:ed|ing)? in\b|\bc(?:ame|ome|omes|oming) in(?:to)?\b|arriv|receiv|reciev|deliver|inbound|got in|\bgot\b.{0,40}?\bin\b(?=\s*(?:$|[,.;!，。]))|put away|stock in|"
     r"restocked|\brcv(?:e?d)?\b|\brec(?:ei)?v?d\b|到的货|\bgrns?\b|returned to (?:the )?(?:store|stock|warehouse)"
 )
 # Goods coming back to our stock ("多了两袋没用完，退回仓库"): inbound, whatever was taken before. Said
@@ -33,17 +33,33 @@ NEGATED = (
     r"\bnot (?:the|that|this) [^,;.!?]{1,30}?(?:,\s+|\s+but\s+)(?:it'?s\s+)?(?=the |that |this )|"
     r"\bnot \d[\d.]*\s*\w{0,6}(?:,\s+|\s+but\s+)(?=\d)"
 )
+# Asked about what happened, not told to do it ("谁收的", "when did it last come in", "did the butter
+# come in today?"): with a movement's verb and no amount, the movements are the answer.
+EVENT_ASKED = (
+    r"谁|什么时候|啥时候|哪天|几号|几时|有没有|了没|了吗|没有\s*[?？]|"
+    r"\b(?:who|when|did|has|have|had)\b.{0,40}\b(?:come|came|arrived|received|delivered|taken|used|booked|moved|left)\b"
+)
+# A request put as a question ("can you move…?", "麻烦帮我调一下…"): still a request.
+POLITE_ASK = (
+    r"\b(?:can|could|would|will) you(?: please| pls)?\b|\bplease\b|\bpls\b|帮我|帮忙|麻烦|能不能|可以帮|可不可以|有空的?时候|"
+    r"\bwhen you (?:get|have) a (?:chance|moment|sec(?:ond)?|minute)\b|\bat your convenience\b|\bif (?:at all )?possible\b"
+)
 QUESTION = r"[?？]|吗|呢|哪|什么|谁|几|多少|是否|有没有|了没|\b(what|which|who|how|when|did|does|do|any|show|list|history)\b"
 SEARCH = r"搜|查找|找找|列出|有哪些|哪几种|哪些种|各种|what kinds? of|which \w+ do we (?:have|stock)|\bsearch\b|\bfind\b|look for|\blist\b|anything with"
 # Asking for the kinds of something: a search, not the figures of the warehouse.
 KINDS = r"(?:各种|哪几种|哪些种|几种)(?!原料|材料|物料|东西|货)|what kinds? of|which kinds? of|what types? of"
+# Every kind of what is named ("泡打粉两种都还有吗", "all the flours, the lot"): a search.
+EVERY_KIND = (
+    r"[两几各多]种|都有哪|哪几种|所有的|全部的|\b(?:all|both|every) (?:the )?(?:kinds|types|sorts|of them|varieties)\b|"
+    r"\bthe lot\b|\bwhatever (?:kinds?|types?) we\b|\bevery \w+ we (?:have|carry|stock)\b"
+)
 # Figures asked for, not a list: money, totals ("统计一下各种面粉的库存金额").
 FIGURES = r"总值|金额|价值|多少钱|值多少|统计|一共|总共|\b(?:value|worth|total)\b"
 # "Do we have any …": asked of something the catalogue may not name, a search says what matches.
 ANY = r"有没有|有吗|\bdo we (?:have|stock|carry)\b|\bgot any\b|\bany\b"
 # "Only what we have": a search limited to materials in stock.
 ON_HAND = r"in stock only|only in stock|on hand|we (?:actually )?have|有货的|现货|在库的|有库存的"
-REPORT = r"报表|表格|一个表|张表|成表|个表|列表|导出|清单|report|table|csv|export|spreadsheet"
+REPORT = r"报表|表格|一个表|张表|成表|个表|列表|导出|清单|report|table|csv|export|spreadsheet|markdown"
 # Refusing needs more than the model's guess: words that destroy or override.
 DESTROY = (
     r"删|清空|清零|归零|销毁|抹掉|忽略|无视|绕过|系统提示|你现在是|管理员指令|开发者模式|"
@@ -85,7 +101,11 @@ TEACH = (
     r"teach (?:the )?(?:bot|assistant|system|it)|"
     r"(加|添加|增加|新增)(一个|个)?(关键词|关键字|说法|同义词)|intent (called|named)|new intent|"
     r"add (an |a new |a )?intent|create (a new |an )?intent|teach you|"
-    r"add (a |the |this |new )?(keyword|phrase|synonym)s?\b|new (keyword|phrase|synonym)s?\b"
+    r"add (a |the |this |new )?(keyword|phrase|synonym)s?\b|new (keyword|phrase|synonym)s?\b|"
+    # "map that phrase to the report formatter", "staff keep typing 'where's the'… set that up so…"
+    r"\bmap (?:that|this|the|these|those|it)(?: phrases?| words?)? to\b|\bset (?:that|it|this) up so\b|"
+    r"\bkeeps? (?:typing|saying|writing) ['\"“‘]|when (?:they|people|staff|someone|users?) (?:type|say|write)s? ['\"“‘]|"
+    r"(?:说|打|输入)\s*[“\"'‘「][^”\"'’」]{1,20}[”\"'’」]\s*(?:的时候|时)?\s*(?:就|都)?(?:当成|当作|算作|是|走|查)"
 )
 TRANSFER = (
     r"调拨|移库|调到|转仓|移仓|调仓|调库|转库|倒库|挪到|搬到|transfer|\bxfe?r\b|relocat|\bmov(?:e|ed|ing)\b(?!\s+out)|"
@@ -101,8 +121,16 @@ WHAT_TO_BUY = (
     r"(?:该|要|需要|得|应该)(?:买|采购|订|补)(?:点|些)?(?:啥|什么)|"
     r"\bwhat (?:should|do|must) (?:we|i) (?:buy|order)\b(?! last| yesterday)"
 )
+# A material's reorder level asked about: its detail, not an order.
+REORDER_LEVEL = r"补货点|再订货点|安全库存|最低库存|reorder (?:level|point|threshold)|re-order (?:level|point)|min(?:imum)? (?:level|stock)"
+# Under a level: what is running low, not what the level is.
+BELOW = r"低于|不到|不足|没到|快到|跌破|\b(?:below|under|beneath|less than|lower than|hit|reached|short of)\b"
+# Buying: what a purchase request says.
+BUY = r"买|采购|订|请购|补货|\b(?:buy|order|purchase|procure|reorder|requisition|PR)\b"
 # The verbs that tell the assistant to book (not nouns like 用量 or "usage"), by movement type.
-ACTS_TRANSFER = r"调拨|移库|转仓|移仓|调仓|调库|\btransfer\b|\bxfe?r\b"
+ACTS_TRANSFER = (
+    r"调拨|移库|转仓|移仓|调仓|调库|\btransfers?\b|\bxfe?rs?\b|\bmove\b(?=.{0,60}\b(?:to|into|over to)\b)"
+)
 ACTS_ADJUST = r"盘点|\bstocktake\b|\bstock count\b"
 ACTS_OUT = r"出库|领用|领料|报损|\bbook(?:ed)? out\b|\bissue\b"
 ACTS_IN = r"入库|收货|退库|\bbook(?:ed)? in\b|\breceive\b"
@@ -168,3 +196,31 @@ PRODUCTION_LINE = re.compile(
 ZH_SINGLE_STOP = set(
     "有的了是在和及与个些点出入进用领到查找看要把从给帮请问呢吗吧啊呀嘛哦还多少几么啥这那一二两三四五六七八九十百千半袋箱桶包盒瓶罐件斤克升吨料货于低高生成做份种样类"
 )
+
+
+# Request words typed in pinyin ("xisha tang dao le 4 dai, ru ku"): read as the characters they
+# stand for, so the verbs, packs and units are understood as if typed in Chinese. Names in pinyin
+# are the linker's (the search index knows them). Only a request with no Chinese characters and
+# two or more of these is read so.
+_NUM = r"(?<=\d)\s*"
+PINYIN_WORDS = [
+    (r"\bru ?ku\b", "入库"), (r"\bchu ?ku\b", "出库"), (r"\bdao ?le\b", "到了"), (r"\bdao ?huo\b", "到货"),
+    (r"\bshou ?dao\b", "收到"), (r"\bling ?le\b", "领了"), (r"\bling ?yong\b", "领用"), (r"\byong ?le\b", "用了"),
+    (r"\bna ?le\b", "拿了"), (r"\bdiao ?bo\b", "调拨"), (r"\bpan ?dian\b", "盘点"), (r"\bcai ?gou\b", "采购"),
+    (r"\bhai ?(?:you|sheng) ?duo ?shao\b", "还有多少"), (r"\bduo ?shao\b", "多少"), (r"\bque ?huo\b", "缺货"),
+    (r"\bbu ?huo\b", "补货"), (r"\bkuai ?(?:mei ?le|yong ?wan ?le?)\b", "快用完了"), (r"\bjin ?tian\b", "今天"),
+    (r"\bzuo ?tian\b", "昨天"), (r"\bben ?zhou\b", "本周"), (r"\bzhe ?zhou\b", "这周"), (r"\bshang ?zhou\b", "上周"),
+    (r"\bben ?yue\b", "本月"), (r"\bleng ?ku\b", "冷库"), (r"\bzhu ?cang\b", "主仓"),
+    (_NUM + r"gong ?jin\b", "公斤"), (_NUM + r"dai\b", "袋"), (_NUM + r"xiang\b", "箱"), (_NUM + r"tong\b", "桶"),
+    (_NUM + r"bao\b", "包"), (_NUM + r"jin\b", "斤"), (_NUM + r"ke\b", "克"), (_NUM + r"ping\b", "瓶"),
+]  # fmt: skip
+_PINYIN_RES = [(re.compile(p, re.I), hanzi) for p, hanzi in PINYIN_WORDS]
+
+
+def from_pinyin(text: str) -> str:
+    """The request with its pinyin request words as characters, when it is typed in pinyin."""
+    if re.search(r"[\u4e00-\u9fff]", text) or sum(bool(p.search(text)) for p, _h in _PINYIN_RES) < 2:
+        return text
+    for pattern, hanzi in _PINYIN_RES:
+        text = pattern.sub(hanzi, text)
+    return text

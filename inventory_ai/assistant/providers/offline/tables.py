@@ -1,0 +1,63 @@
+"""A table of what the user typed: "make a csv: butter 4 cases, cream 6 cases, eggs 80kg",
+"帮我把这个整理成CSV：高筋面粉 500kg 6.2元；低筋面粉 300kg 5.8元". The rows are in the request, not
+in the stock, so format_report is called with them at once; nothing is looked up and nothing is
+invented.
+"""
+
+from __future__ import annotations
+
+import re
+
+from inventory_ai.assistant.providers.offline import slots as slot
+from inventory_ai.assistant.providers.offline import words
+from inventory_ai.assistant.providers.offline.reading import Plan, Reading
+
+# Where one typed row ends: ; , 、 or a line break, a full stop or question mark and a space; never
+# the comma of 1,200 or the point of 2.5.
+_ROW_END = r"[;；、\n]|[,，](?!\d{3})|(?<!\d)[.。?？!！](?!\d)"
+_NUMBER = re.compile(
+    rf"(?<![A-Za-z])(?:{slot.DIGITS})|{slot.CN_NUMBER}(?=\s*(?:{slot.PACKS}|公斤|斤|克|升|个|度|元))"
+)
+_TITLE = re.compile(
+    r"(?:title it|titled|called|标题(?:是|为)?|题目(?:是|为)?)\s*[:：]?\s*['\"“‘「]([^'\"”’」]{1,60})['\"”’」]",
+    re.I,
+)
+
+
+def typed_rows(text: str, r: Reading) -> list[dict] | None:
+    """The rows a request types out to be tabled (two or more), or None."""
+    rest = slot.blank(text, [r.slots.period.span] if r.slots.period else [])
+    rest = _TITLE.sub(" ", rest)
+    if ":" in rest or "：" in rest:
+        rest = re.split(r"[:：]", rest, maxsplit=1)[1]
+    zh = (r.zh or not re.search(r"[A-Za-z]{3}", rest)) and not re.search(r"[;；,，、]", rest)
+    pieces = re.split(_ROW_END + (r"|\s+" if zh else ""), rest)
+    rows = []
+    for piece in (p.strip() for p in pieces):
+        number = _NUMBER.search(piece)
+        if not number or slot.CODE.search(piece):
+            continue
+        item = piece[: number.start()].strip(" -:：")
+        if len(item) < 2 or re.search(words.REPORT, item, re.I):
+            continue
+        what, amount = ("项目", "数量") if r.zh else ("item", "amount")
+        rows.append({what: item, amount: piece[number.start() :].strip()})
+    return rows if len(rows) >= 2 else None
+
+
+def table(text: str, r: Reading, offered: set[str]) -> Plan | None:
+    """format_report of the typed rows, when a table, a CSV or a spreadsheet of them is asked."""
+    if "format_report" not in offered or not re.search(
+        words.REPORT + r"|整理|markdown|tidy|tabulate", text, re.I
+    ):
+        return None
+    rows = typed_rows(text, r)
+    if rows is None:
+        return None
+    title = _TITLE.search(text)
+    args = {
+        "title": title.group(1) if title else ("表格" if r.zh else "Table"),
+        "rows": rows,
+        "format": "csv" if re.search(r"csv|spreadsheet|excel", text, re.I) else "markdown",
+    }
+    return Plan("format_report", args)

@@ -1,0 +1,81 @@
+"""The catalogue's words, for linking: the characters and English words of material names and
+aliases (is a piece of a request worth a search? is an unknown word a typo of a name's?), the
+search index's ASCII terms (can a search for this phrase find anything?) and the sound of each
+Chinese name (他他粉 is typed for 塔塔粉). Read again when a material is added or changed (one small
+query a message tells) and every VOCABULARY_SECONDS (aliases)."""
+
+from __future__ import annotations
+
+import bisect
+import re
+import time
+from dataclasses import dataclass, field
+
+from pypinyin import lazy_pinyin
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from inventory_ai.models import Material, MaterialSearchTerm
+from inventory_ai.services.search import MAX_TERM, normalise, stem
+
+
+@dataclass
+class Vocabulary:
+    chars: set[str]
+    words: list[str]  # English words of four letters or more, for typos
+    word_set: set[str]  # every English word of three letters or more, for plurals and run-together words
+    loaded_at: float
+    names_zh: str = ""  # every Chinese name, one after another (is a short name part of one?)
+    terms: list[str] = field(default_factory=list)  # the search index's ASCII terms, sorted
+    sounds: dict[str, str] = field(default_factory=dict)  # pinyin -> the one name of 3+ characters it is
+
+    def may_find(self, phrase: str) -> bool:
+        """Whether a search for this phrase can find anything: every word of it begins some term
+        of the index (the search's own rule), checked here without asking the database."""
+        for word in re.findall(r"[a-z0-9]+", normalise(phrase)):
+            prefix = stem(word)[:MAX_TERM]
+            i = bisect.bisect_left(self.terms, prefix)
+            if i == len(self.terms) or not self.terms[i].startswith(prefix):
+                return False
+        return True
+
+
+_VOCABULARY: dict[str, Vocabulary] = {}
+VOCABULARY_SECONDS = 120.0  # the catalogue's words are read again this often (new materials)
+
+
+def catalogue_words(session: Session, aliases: dict[str, list[tuple[str, str]]]) -> Vocabulary:
+    version = tuple(session.execute(select(func.count(), func.max(Material.updated_at))).one())
+    key = f"{session.get_bind().url}|{version}"
+    known = _VOCABULARY.get(key)
+    if known is not None and time.monotonic() - known.loaded_at < VOCABULARY_SECONDS:
+        return known
+    _VOCABULARY.clear()  # one catalogue version at a time
+    chars: set[str] = set()
+    words: set[str] = set()
+    names_zh: list[str] = []
+    for name_zh, name_en in session.execute(
+        select(Material.name_zh, Material.name_en).where(Material.active.is_(True))
+    ):
+        names_zh.append(name_zh)
+        chars |= set(name_zh)
+        words |= set(re.findall(r"[a-z][a-z0-9]{2,}", name_en.lower()))
+    for phrase in aliases:
+        chars |= set(phrase)
+        words |= set(re.findall(r"[a-z][a-z0-9]{2,}", phrase))
+    words |= {w[:-3] + "y" for w in words if w.endswith("ies")}  # a typo of "cranberry" is near it
+    terms = sorted(t for t in session.scalars(select(MaterialSearchTerm.term).distinct()) if t.isascii())
+    sounds: dict[str, list[str]] = {}
+    for name in names_zh:
+        if len(name) >= 3:
+            sounds.setdefault("".join(lazy_pinyin(name, errors="ignore")), []).append(name)
+    known = _VOCABULARY[key] = Vocabulary(
+        chars,
+        sorted(w for w in words if len(w) >= 4),
+        words,
+        time.monotonic(),
+        "|".join(names_zh),
+        terms,
+        {sound: names[0] for sound, names in sounds.items() if len(names) == 1},
+    )
+    return known
