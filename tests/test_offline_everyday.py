@@ -4,10 +4,30 @@ Each test is a class of request in look-alike sentences, not a sentence of those
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
+from inventory_ai.assistant.providers.offline import slots
 from tests.test_offline_generalising import first_call
 from tests.test_offline_provider import ask
+
+
+def calls_first(app, role: str, text: str, tool: str | None, expected: dict | None) -> None:
+    """The first tool call (name and the arguments named) of the answer, or no call and a question."""
+    body = ask(app, role, text)
+    call = first_call(body)
+    if tool is None:
+        assert call is None and ("?" in body["reply"] or "？" in body["reply"])
+        return
+    assert call["name"] == tool
+    assert {k: call["arguments"].get(k) for k in expected} == expected
+
+
+def teaches(app, role: str, text: str, tool: str, phrase: str) -> None:
+    call = first_call(ask(app, role, text))
+    assert call["name"] == "create_new_intent"
+    assert call["arguments"]["tool_name"] == tool and phrase in call["arguments"]["keywords"]
 
 
 @pytest.mark.parametrize(
@@ -44,13 +64,7 @@ from tests.test_offline_provider import ask
     ],
 )  # fmt: skip
 def test_events_requests_and_amounts_in_everyday_words(app, role, text, tool, expected):
-    body = ask(app, role, text)
-    if tool is None:
-        assert body["rounds"] == [] and "?" in body["reply"]
-        return
-    call = first_call(body)
-    assert call["name"] == tool
-    assert {k: call["arguments"].get(k) for k in expected} == expected
+    calls_first(app, role, text, tool, expected)
 
 
 @pytest.mark.parametrize(
@@ -112,9 +126,7 @@ def test_a_table_of_rows_the_user_typed(app, text, first_item, fmt):
     ],
 )  # fmt: skip
 def test_teaching_said_in_more_ways(app, text, tool, phrase):
-    call = first_call(ask(app, "admin", text))
-    assert call["name"] == "create_new_intent"
-    assert call["arguments"]["tool_name"] == tool and phrase in call["arguments"]["keywords"]
+    teaches(app, "admin", text, tool, phrase)
 
 
 def test_a_request_typed_in_pinyin_is_booked(app):
@@ -147,3 +159,218 @@ def test_the_new_rules_do_not_overreach(app, role, text, tool):
     body = ask(app, role, text)
     call = first_call(body)
     assert (call["name"] if call else None) == tool
+
+
+# --- the sixth round (outside_o to outside_q) ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("role", "text", "tool", "expected"),
+    [
+        # a count after "x", a line's number that is no amount, a sheet the spec names
+        ("staff", "incoming: frozen blueberries x2 cases", "record_stock_movement",
+         {"material": "M124", "movement_type": "inbound", "quantity": 20}),
+        ("staff", "line 3 used 2 bags of cake flour", "record_stock_movement", {"material": "M002", "quantity": 50}),
+        ("staff", "出库 片状黄油 3片", "record_stock_movement", {"material": "M029", "quantity": 3}),
+        ("staff", "冷库出 冷冻蓝莓 两箱", "record_stock_movement",
+         {"material": "M124", "movement_type": "outbound", "warehouse": "WH02"}),
+        ("staff", "the honey finally came, 2 buckets", "record_stock_movement",
+         {"material": "M022", "movement_type": "inbound"}),
+        # typos of the words a request turns on
+        ("purchaser", "pls ordr 300kg of rice flour", "create_purchase_request", {"material": "M009", "quantity": 300}),
+        ("staff", "wat's low in the cold warehose", "list_low_stock", {"warehouse": "WH02"}),
+        # events: "since Tuesday", receipts, adjustments, what has been going on
+        ("staff", "has anyone booked any cream cheese in since tuesday?", "get_stock_movements",
+         {"material": "M034", "movement_type": "inbound"}),
+        ("purchaser", "receipts for M027 this week?", "get_stock_movements",
+         {"material": "M027", "movement_type": "inbound"}),
+        ("manager", "adj entries in main this wk", "get_stock_movements",
+         {"movement_type": "adjustment", "warehouse": "WH01"}),
+        ("staff", "what's been going on with the cocoa powder over the last 7 days", "get_stock_movements",
+         {"material": "M082"}),
+        ("manager", "any transfers out of main this week?", "get_stock_movements",
+         {"movement_type": "transfer", "warehouse": "WH01"}),
+        # a kind where it was asked about; words either side of a comma are two
+        ("staff", "冷库里有哪些奶酪 奶油奶酪马斯卡彭那种", "search_materials", {"keyword": "奶酪", "warehouse": "WH02"}),
+        ("staff", "search coconut, oil", "search_materials", {"keyword": "coconut"}),
+        ("staff", "all purpose flour on hand?", "get_material_detail", {"material": "M003"}),
+    ],
+)  # fmt: skip
+def test_the_sixth_rounds_classes(app, role, text, tool, expected):
+    calls_first(app, role, text, tool, expected)
+
+
+@pytest.mark.parametrize(
+    ("role", "text", "tool", "phrase"),
+    [
+        ("admin", "teach the new bot that 'restock' should raise a purchase request", "create_purchase_request",
+         "restock"),
+        ("admin", "intent: 'inv value' → get_inventory_stats", "get_inventory_stats", "inv value"),
+        ("admin", "教它一下：“补料”这个词要走出入库登记", "record_stock_movement", "补料"),
+    ],
+)  # fmt: skip
+def test_teaching_said_tersely_or_with_a_long_tool_phrase(app, role, text, tool, phrase):
+    teaches(app, role, text, tool, phrase)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "食堂中午吃啥",
+        "who won the game on sunday?",
+        "make the assistant understand 'low?' as the low stock list",
+    ],
+)
+def test_small_talk_and_teaching_by_staff_call_no_tool(app, text):
+    assert ask(app, "staff", text)["rounds"] == []
+
+
+def test_a_table_of_typed_rows_with_codes(app):
+    call = first_call(ask(app, "staff", "整理成表格：M005 黑麦粉 100kg；M004 全麦面粉 200kg"))
+    assert call["name"] == "format_report" and len(call["arguments"]["rows"]) == 2
+
+
+# --- what a hostile review of these rules found them doing wrong, each now held -------------------
+
+
+@pytest.mark.parametrize(
+    ("role", "text", "tool", "expected"),
+    [
+        # a sound-alike never takes a request word for a name's character
+        ("staff", "花生又到了5袋", None, None),  # 花生仁 or 花生油? asked, never 花生油 booked
+        ("staff", "蛋糕有多少", "search_materials", {"keyword": "蛋糕"}),
+        # told, not asked: a booking that asks how much, not the history
+        ("staff", "the honey has arrived", None, None),
+        ("manager", "have we used up all the mascarpone?", "get_material_detail", {"material": "M035"}),
+        ("manager", "还有没有可以领的淡奶油", "get_material_detail", {"material": "M030"}),
+        # checking is asking, a plural is a record
+        ("manager", "can you check the mascarpone transfers", "get_stock_movements",
+         {"material": "M035", "movement_type": "transfer"}),
+        ("manager", "can you check whether the cream cheese was delivered?", "get_stock_movements",
+         {"material": "M034", "movement_type": "inbound"}),
+        # "in" is no size, and the rest of an amount is not dropped
+        ("manager", "received cream cheese, 6 in the cold store", "record_stock_movement", {"quantity": 6}),
+        ("manager", "盘点 炼乳 三箱零五罐", "record_stock_movement", {"quantity": 41}),
+        ("manager", "stocktake: condensed milk 3 cases, 5 tins", "record_stock_movement", {"quantity": 41}),
+        # a request to issue is no purchase; a purchase moved on arrival is still a purchase
+        ("manager", "Kitchen request: 2 bags of cake flour, please issue from main", "record_stock_movement",
+         {"movement_type": "outbound", "quantity": 50}),
+        ("purchaser", "申请 淡奶油 20箱，到货后搬到冷库", "create_purchase_request", {"material": "M030", "quantity": 240}),
+        # "building a list" is no building; a pick list is a booking; teaching words in a booking
+        ("purchaser", "I'm building a list of what to order for the Christmas rush", "list_low_stock", {"warehouse": None}),
+        ("staff", "领料清单：高筋面粉 2袋", "record_stock_movement", {"movement_type": "outbound", "quantity": 50}),
+        ("admin", 'the driver keeps saying "two pallets" but the note says 20 bags of bread flour, book in 20 bags',
+         "record_stock_movement", {"material": "M001", "quantity": 500}),
+        # a full name quoted is that material
+        ("purchaser", "what's the unit cost of 'cream cheese'?", "get_material_detail", {"material": "M034"}),
+    ],
+)  # fmt: skip
+def test_what_the_hostile_review_found(app, role, text, tool, expected):
+    calls_first(app, role, text, tool, expected)
+
+
+def test_days_before_yesterday_and_since_a_weekday():
+    today = date(2026, 11, 26)  # a Thursday
+    for text, since, until in [
+        ("大前天到的黄油片", date(2026, 11, 23), date(2026, 11, 23)),
+        ("前天的出库", date(2026, 11, 24), date(2026, 11, 24)),
+        ("inbound since Monday", date(2026, 11, 23), today),
+        ("周五以来的入库", date(2026, 11, 20), today),  # the last Friday, a week ago
+    ]:
+        period = slots.parse(text, today).period
+        assert (period.since, period.until) == (since, until), text
+
+
+# --- the seventh round (outside_r to outside_t) ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("role", "text", "tool", "expected"),
+    [
+        # numbers spelled out in English, Chinese numerals after English, packs touching English,
+        # a count times a size
+        ("staff", "入库 大豆油 thirty litres", "record_stock_movement", {"material": "M052", "quantity": 30}),
+        ("manager", "stocktake 核桃仁 actually三百五十kg", "record_stock_movement", {"material": "M105", "quantity": 350}),
+        ("staff", "领了3盒dark chocolate batons", "record_stock_movement", {"material": "M140", "quantity": 4.8}),
+        ("purchaser", "Raise a PR: sunflower oil, 4 x 5L tins", "create_purchase_request",
+         {"material": "M054", "quantity": 20}),
+        # ordering said with an amount; a level asked about as low
+        ("manager", "we need 20 cases of toast boxes ordered, running thin", "create_purchase_request",
+         {"material": "M094"}),
+        ("purchaser", "are any of the nuts below their reorder point?", "list_low_stock", {"category": "NS"}),
+        ("staff", "We got 2 bottles of vanilla extract in for the cakes, can you log it?", "record_stock_movement",
+         {"material": "M078", "movement_type": "inbound"}),
+        ("staff", "所有酵母列个表出来", "search_materials", {"keyword": "酵母"}),
+        # a quote received is no delivery
+        ("purchaser", "What does rye flour cost us? I got a quote this morning to compare.", "get_material_detail",
+         {"material": "M005"}),
+    ],
+)  # fmt: skip
+def test_the_seventh_rounds_classes(app, role, text, tool, expected):
+    calls_first(app, role, text, tool, expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "phrase"),
+    [
+        ("teach it: 'what's missing' means the low stock list", "list_low_stock", "what's missing"),
+        ("make 'stock in' book an inbound movement", "record_stock_movement", "stock in"),
+        ("teach: 'cash in stock' -> inventory stats", "get_inventory_stats", "cash in stock"),
+        (
+            "Set up a keyword so 'chiller value' goes to the inventory stats tool",
+            "get_inventory_stats",
+            "chiller value",
+        ),
+    ],
+)
+def test_teaching_said_as_a_command(app, text, tool, phrase):
+    teaches(app, "admin", text, tool, phrase)
+
+
+def test_booking_what_has_not_arrived_to_pass_an_audit_is_refused(app):
+    body = ask(app, "staff", "帮我入库五十袋低筋面粉 其实还没到 先把账做平")
+    assert body["rounds"] == [] and "不能" in body["reply"]
+
+
+# --- the eighth round (outside_u to outside_w) -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("role", "text", "tool", "expected"),
+    [
+        # picking is taking out; "booked … out"; a customer's order is not buying
+        ("staff", "who picked the butter sheet yesterday", "get_stock_movements",
+         {"material": "M029", "movement_type": "outbound"}),
+        ("staff", "pick 200 paper cups from WH03", "record_stock_movement", {"movement_type": "outbound"}),
+        ("staff", "pulled 30 toast boxes for the customer order", "record_stock_movement",
+         {"material": "M094", "movement_type": "outbound"}),
+        ("staff", "Who booked the cream cheese out this week?", "get_stock_movements", {"movement_type": "outbound"}),
+        ("staff", "Book some raisins in for me please", None, None),  # how much? asked
+        # what is bought for later; loose tubs and cases; a size with a hyphen; the count, not the books
+        ("purchaser", "预订下月 大豆油20桶", "create_purchase_request", {"material": "M052"}),
+        ("manager", "stock check: mascarpone is 2 cases plus 3 loose tubs", "record_stock_movement",
+         {"material": "M035", "quantity": 13.5}),
+        ("manager", "count, packaging store - 8-inch cake boxes: 3 cartons (100 per carton)", "record_stock_movement",
+         {"material": "M092", "quantity": 300}),
+        ("manager", "system says 40kg salted butter but we only have 35, pls fix", "record_stock_movement",
+         {"material": "M028", "quantity": 35}),
+        ("manager", "month-to-date inbound at the cold store", "get_stock_movements",
+         {"movement_type": "inbound", "warehouse": "WH02"}),
+        # pinyin numbers and whole pinyin names
+        ("staff", "ling le san dai gao jin mian fen", "record_stock_movement", {"material": "M001", "quantity": 75}),
+        ("purchaser", "cai gou liang dun di jin mian fen", "create_purchase_request", {"material": "M002"}),
+    ],
+)  # fmt: skip
+def test_the_eighth_rounds_classes(app, role, text, tool, expected):
+    calls_first(app, role, text, tool, expected)
+
+
+def test_teaching_a_word_without_quotes_and_by_the_wrong_role(app):
+    teaches(app, "admin", "teach it that 账本 means stock movements", "get_stock_movements", "账本")
+    body = ask(app, "staff", "教离线助手一个新词：「查短缺」走低库存")
+    assert body["rounds"] == [] and "管理员" in body["reply"]
+
+
+def test_keeping_stock_back_off_the_books_is_refused(app):
+    body = ask(app, "manager", "盘点的时候把淡奶油少记一箱，我拿回家，没人会发现")
+    assert body["rounds"] == [] and "不能" in body["reply"]

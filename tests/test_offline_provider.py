@@ -54,7 +54,8 @@ def test_quantities_with_units_packs_and_chinese_numerals(text, amount, unit):
         ("25kg/袋", "袋", "25", "kg"),
         ("25kg/袋", "bags", "25", "kg"),
         ("500g×12盒/箱", "箱", "6000", "g"),  # a case holds twelve boxes of 500 g
-        ("500g×12盒/箱", "boxes", "500", "g"),
+        ("500g×12盒/箱", "boxes", "6000", "g"),  # in English a box is the case a delivery comes in
+        ("500g×12盒/箱", "tubs", "500", "g"),  # ...and a 盒 inside it a tub
         ("500g×12盒/箱", "cases", "6000", "g"),
         ("500g×20包/箱", "包", "500", "g"),
         ("1L×12盒/箱 35.1%", "cs", "12", "L"),

@@ -22,13 +22,12 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from pypinyin import lazy_pinyin
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from inventory_ai.assistant.providers.offline import words
 from inventory_ai.assistant.providers.offline.slots import PACKS
-from inventory_ai.assistant.providers.offline.vocabulary import Vocabulary, catalogue_words
+from inventory_ai.assistant.providers.offline.vocabulary import Vocabulary, catalogue_words, sounds_like
 from inventory_ai.models import Category, Material, Supplier, Warehouse
 from inventory_ai.services.search import normalise, search_materials
 from inventory_ai.text import CJK_RUN
@@ -183,6 +182,13 @@ class Linker:
                     continue
                 if _kind == "category" and name == _code.lower() and text[span[0] : span[1]] != _code:
                     continue  # a category's code (LE, DA) only as typed in capitals: "le", "da" are pinyin
+                if (
+                    name in self._buildings
+                    and ascii_name
+                    and not text[span[1] - 1].isupper()
+                    and not re.match(r"\s*(?:$|[,.;:!?)]|to\b|from\b|and\b)", lowered[span[1] :])
+                ):
+                    continue  # "building a list" is no building: its letter in capitals or standing alone
                 taken.append(span)
                 found.append(
                     Place(place.kind, place.code, place.name_zh, place.name_en, span, name in self._buildings)
@@ -193,7 +199,7 @@ class Linker:
             if kind != "warehouse" or any(p.code == place.code for p in found):
                 continue
             first = re.escape(place.name_en.lower().split()[0])
-            said = rf"\b(?:from|to|into|back to)\s+(?:the\s+)?({first})\b|\b({first})\s*(?:->|→|=>)|(?:->|→|=>)\s*({first})\b"
+            said = rf"\b(?:from|to|into|back to|out of|in|at)\s+(?:the\s+)?({first})\b(?!\s+(?:flour|ingredient|course|reason|thing|issue|problem|point|line))|\b({first})\s*(?:->|→|=>)|(?:->|→|=>)\s*({first})\b"
             for m in re.finditer(said, lowered):
                 span = next(m.span(g) for g in (1, 2, 3) if m.group(g))
                 if not any(span[0] < b and span[1] > a for a, b in taken):
@@ -244,8 +250,16 @@ class Linker:
         lowered = {k.lower(): v for k, v in options.items()}
         found: dict[str, tuple[Material, tuple[int, int]]] = {}
         names = [k for k in options if not k.isascii()]
-        sounds = self._sounds_like(text)  # 他他粉 -> 塔塔粉
-        if names:
+        sounds = sounds_like(self.vocabulary(), text)  # 他他粉 -> 塔塔粉
+        for phrase, span in options.items():  # "zhong jin mian fen": a name's whole pinyin, spaced or not
+            said = (
+                self.vocabulary().sounds.get(re.sub(r"[\s'-]", "", phrase.lower()))
+                if phrase.isascii()
+                else None
+            )
+            if said and (" " in phrase or len(phrase) >= 8):
+                sounds.setdefault(said, (text[span[0] : span[1]], span))
+        if names or sounds:
             for material in self.session.scalars(
                 select(Material).where(Material.active.is_(True), Material.name_zh.in_(names + list(sounds)))
             ):
@@ -273,27 +287,6 @@ class Linker:
                 continue
             mentions.append(Mention(phrase, span, [_candidate(material)], True, 1, named=True))
         return mentions
-
-    def _sounds_like(self, text: str) -> dict[str, tuple[str, tuple[int, int]]]:
-        """Names typed with a character that sounds the same (他他粉 for 塔塔粉, 马私卡彭 for 马斯卡彭):
-        name -> (what was typed, where). Three characters or more, one of them the name's own, and
-        the sound shared by no other name."""
-        by_sound = self.vocabulary().sounds
-        found: dict[str, tuple[str, tuple[int, int]]] = {}
-        for run in CJK_RUN.finditer(text):
-            value = run.group(0)
-            if len(value) < 3:
-                continue
-            syllables = lazy_pinyin(value, errors="ignore")
-            if len(syllables) != len(value):
-                continue
-            for size in range(min(len(value), 8), 2, -1):
-                for i in range(len(value) - size + 1):
-                    name = by_sound.get("".join(syllables[i : i + size]))
-                    typed = value[i : i + size]
-                    if name and name != typed and set(name) & set(typed) and name not in found:
-                        found[name] = (typed, (run.start() + i, run.start() + i + size))
-        return found
 
     def _name_around(self, text: str, span: tuple[int, int]) -> Mention | None:
         """A material's full English name made of the words just before an alias and the alias."""
@@ -377,8 +370,11 @@ class Linker:
             found = None
             for size in range(min(4, len(content) - i), 0, -1):
                 group = content[i : i + size]
-                if any(b[1][0] - a[1][1] > 3 for a, b in zip(group, group[1:], strict=False)):
-                    continue  # not next to each other in the text
+                if any(
+                    b[1][0] - a[1][1] > 3 or re.search(r"[,，;；、/|]", text[a[1][1] : b[1][0]])
+                    for a, b in zip(group, group[1:], strict=False)
+                ):
+                    continue  # not next to each other in the text ("strawberry, jam" are two)
                 phrase = " ".join(w for w, _ in group)
                 span = (group[0][1][0], group[-1][1][1])
                 if len(phrase) <= 2 and phrase not in self.aliases:

@@ -19,9 +19,11 @@ def lookup(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     warehouse, category, supplier = place(r, "warehouse"), place(r, "category"), r.links.of("supplier")
     asked_for_a_list = re.search(words.SEARCH, r.text, re.I)
     if (kind := _kind_with_examples(r)) and "search_materials" in ctx.offered:
-        return Plan("search_materials", {"keyword": kind})
+        # "冷库里有哪些蛋液 全蛋液冷冻蛋液那种": the kind, where it was asked about
+        return Plan("search_materials", {"keyword": kind, **({"warehouse": warehouse} if warehouse else {})})
     every_kind = asked_for_a_list or re.search(words.EVERY_KIND, r.text, re.I)
-    if category and len(r.links.materials) >= 2 and every_kind and "search_materials" in ctx.offered:
+    examples = len(r.links.materials) >= 2 and not any(m.named for m in r.links.materials)
+    if category and examples and every_kind and "search_materials" in ctx.offered:
         # "all the flours we carry - bread, cake, plain, the lot": the kind, its examples only say so
         return Plan("search_materials", {"category": category})
     if (marked := _marked_term(r)) and "search_materials" in ctx.offered:
@@ -93,6 +95,8 @@ def _marked_term(r: Reading) -> str | None:
     for m in r.links.materials:
         end = m.span[1] - 1 if r.text[m.span[1] - 1] == "'" else m.span[1]  # a word's end takes the quote
         before, after = r.text[: m.span[0]], r.text[end:]
+        if m.named and not re.search(r"(?:\bcalled|\bnamed|叫|名为)\s*['\"“‘「]?\s*$", before, re.I):
+            continue  # "what's the unit cost of 'cream cheese'?": a full name quoted is that material
         if (
             re.search(r"(?:\bcalled|\bnamed|叫|名为|名字里有|带)\s*['\"“‘「]?\s*$|['\"“‘「]$", before, re.I)
             and (
@@ -102,6 +106,8 @@ def _marked_term(r: Reading) -> str | None:
         ) or re.match(r"-?(?:based|related|flavou?red)\b|\s*(?:相关|口味|味的)", after, re.I):
             return m.text.strip("'")
     based = re.search(r"\b([a-z]{3,})-(?:based|related|flavou?red)\b", r.text, re.I)
+    if based and any(m.named and m.span[0] <= based.start() < m.span[1] for m in r.links.materials):
+        return None  # "butter-flavoured shortening" is a name
     return based.group(1) if based else None
 
 

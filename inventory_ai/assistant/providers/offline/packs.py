@@ -8,8 +8,10 @@ from decimal import Decimal
 
 # The pack words a material's spec uses, and what people call them in English, most likely first.
 PACK_WORDS = {
-    "箱": ("case", "carton", "box", "cs", "ctn", "crate"),
-    "盒": ("box", "tub", "carton"),
+    # "box" in English is the case a delivery comes in (two outside sets said so); a 盒 inside a case
+    # is a tub or a carton.
+    "箱": ("case", "box", "carton", "cs", "ctn", "crate"),
+    "盒": ("tub", "carton", "box"),
     "袋": ("bag", "sack"),
     "包": ("pack", "packet", "bag"),
     "桶": ("bucket", "drum", "tub", "pail", "barrel"),

@@ -1,4 +1,5 @@
-"""Slot parsing: the quantities, units, packs, periods, dates and codes in what staff type.
+"""Slot parsing: the quantities, units, packs, periods, dates and codes in what staff type
+(numbers.py reads a number, periods.py a period or a due date).
 
 Each finder returns the spans it used, so the rest of the text can be read for material names
 without them. Numbers may be Arabic or Chinese (二十, 两, 半, 一百五), units Chinese or English
@@ -10,19 +11,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from decimal import Decimal
 
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "壹": 1, "二": 2, "两": 2, "贰": 2, "三": 3, "叁": 3, "四": 4, "五": 5,
-              "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
-_CN_UNITS = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000, "万": 10000}
-CN_NUMBER = r"[零〇一壹二两贰三叁四五六七八九十拾百佰千仟万]+(?:点[零〇一二三四五六七八九]+)?"
-DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"  # 1,150 is a thousand and more; 2.5 a decimal
-NUMBER = (
-    rf"(?:{DIGITS}|{CN_NUMBER}|半|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|half)"
-)
-_EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-               "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "twenty": 20, "half": Decimal("0.5")}  # fmt: skip
+from inventory_ai.assistant.providers.offline.numbers import CN_NUMBER, DIGITS, NUMBER, number
+from inventory_ai.assistant.providers.offline.periods import Period, due_date, period
+
+__all__ = [
+    "CN_NUMBER",
+    "DIGITS",
+    "NUMBER",
+    "PACKS",
+    "UNITS",
+    "Period",
+    "Quantity",
+    "Slots",
+    "number",
+    "parse",
+]
 
 UNITS = {
     "kg": r"公斤|千克|kgs?|kilograms?|kilos?",
@@ -40,45 +46,7 @@ PACKS = (
 _UNIT = "|".join(f"(?P<u_{i}>{p})" for i, p in enumerate(UNITS.values()))
 _UNIT_NAMES = list(UNITS)
 _END = r"(?![a-zA-Z])"
-
-
-def cn_number(text: str) -> Decimal | None:
-    """二十 -> 20, 两千 -> 2000, 一百五 -> 150, 三点五 -> 3.5, 半 -> 0.5."""
-    if text == "半":
-        return Decimal("0.5")
-    if "点" in text:
-        whole, _, fraction = text.partition("点")
-        head = cn_number(whole)
-        digits = "".join(str(_CN_DIGITS[ch]) for ch in fraction if ch in _CN_DIGITS)
-        return None if head is None or not digits else Decimal(f"{head}.{digits}")
-    total, section, number, last_unit = 0, 0, 0, 1
-    for ch in text:
-        if ch in _CN_DIGITS:
-            number = _CN_DIGITS[ch]
-        elif ch in _CN_UNITS:
-            unit = _CN_UNITS[ch]
-            if unit == 10000:
-                total += (section + number) * unit
-                section = 0
-            else:
-                section += (number or 1) * unit
-            number, last_unit = 0, unit
-        else:
-            return None
-    if number and last_unit >= 100 and text[-1] in _CN_DIGITS and len(text) >= 2 and text[-2] in _CN_UNITS:
-        number *= last_unit // 10  # 一百五 = 150, 两千三 = 2300
-    return Decimal(total + section + number)
-
-
-def number(text: str) -> Decimal | None:
-    if re.fullmatch(r"half an?", text.strip(), re.I):
-        return Decimal("0.5")
-    text = text.strip().lower()
-    if re.fullmatch(DIGITS, text):
-        return Decimal(text.replace(",", ""))
-    if text in _EN_NUMBERS:
-        return Decimal(_EN_NUMBERS[text])
-    return cn_number(text)
+_CJK_END = r"(?:(?<=[\u4e00-\u9fff])|(?![a-zA-Z]))"  # 2盒dark chocolate: a Chinese pack may touch English
 
 
 def _unit_of(match: re.Match) -> str | None:
@@ -96,6 +64,7 @@ class Quantity:
     pack: str | None = None
     span: tuple[int, int] = (0, 0)
     more_spans: tuple[tuple[int, int], ...] = ()  # a pack's size said apart from its count
+    word: str | None = None  # the unit as typed (片, 块), where a spec may name it as a pack
 
 
 _SIZE_AFTER_COUNT = re.compile(rf"^(?P<size>{NUMBER})\s*(?:{_UNIT}){_END}", re.I)  # 一箱12升: right after
@@ -112,15 +81,26 @@ _SIZE_EACH = [
     re.compile(rf"^\s*of\s+(?P<size>{NUMBER})\s*(?:{_UNIT}){_END}", re.I),
 ]
 _PLAIN = re.compile(
-    rf"(?<![A-Za-z\d.])(?P<n>{NUMBER})\s*(?:{_UNIT})(?P<half>半(?![成年月天]))?{_END}", re.I
+    rf"(?:(?<=\bx)|(?<=×)|(?<![A-Za-z\d.])|(?=[零〇一二两三四五六七八九十百千万]))(?P<n>{NUMBER})\s*(?:{_UNIT})(?P<half>半(?![成年月天]))?{_CJK_END}",
+    re.I,
 )  # 十七公斤半, not 半成品
 _PACK_ONLY = re.compile(
-    rf"(?<![A-Za-z\d.])(?P<n>{NUMBER}|half an?)\s*(?:整|满|(?:full|whole|sealed|unopened|intact)\s+)?(?P<pack>{PACKS})(?P<half>半)?{_END}",
+    rf"(?:(?<=\bx)|(?<=×)|(?<![A-Za-z\d.])|(?=[零〇一二两三四五六七八九十百千万]))(?P<n>{NUMBER}|half an?)\s*(?:整|满|散装?的?|(?:full|whole|sealed|unopened|intact|loose|open(?:ed)?|extra|more)\s+)?(?P<pack>{PACKS})(?P<half>半)?{_CJK_END}",
     re.I,
 )  # 3袋, two cases, half a case, 3整箱, three full cases
+_TIMES = re.compile(
+    rf"(?<![A-Za-z\d.])(?P<n>{DIGITS})\s*[x×*]\s*(?P<size>{DIGITS})\s*(?:{_UNIT}){_END}(?:\s*(?:{PACKS}){_END})?",
+    re.I,
+)
 # 两 after a number is the old weight unit (50 g): 三两 = 150 g. (两 before a pack is the number two.)
 _LIANG = re.compile(
     r"(?<![\d.])(?P<n>\d+(?:\.\d+)?|[一二三四五六七八九十半]{1,3})两(?![箱袋包桶瓶罐盒件托卷块个天周月])"
+)
+# A number that names a line, a shelf, an order or a door rather than counting anything.
+_LABEL_BEFORE = re.compile(
+    r"(?:\b(?:line|shelf|bay|row|rack|aisle|door|dock|gate|oven|order (?:no\.?|number)|po|batch|lot|ticket|invoice|no\.?|number|"
+    r"room|building|block|table|truck|van|pallet no\.?)|#|第|货架|架子?|排|号门|单号|订单号?|批次)\s*[-#:]?\s*$",
+    re.I,
 )
 # What one asks the assistant for, counted: 一个采购申请, 一份报表, 一张表 (never an amount of stock).
 _A_DOCUMENT = re.compile(
@@ -128,7 +108,7 @@ _A_DOCUMENT = re.compile(
     re.I,
 )
 _BARE = re.compile(
-    rf"(?<![A-Za-z\d.#,-])(?P<n>{DIGITS})(?![\d.,]|\s*(?:天|days?|号|日|月|点|%|寸|英寸|inch|in\b|cm\b|mm\b|\"))"
+    rf"(?<![A-Za-z\d.#,-])(?P<n>{DIGITS})(?!\d|[.,]\d|\s*(?:天|days?|号|日|月|点|%|\s*-?\s*(?:寸|英寸|inch|in\.?\s*(?:cake|box|tin|pan|round|square|ring)|cm\b|mm\b)|\"))"
 )  # not a day, a date, a share or a size (8 inch cake boxes)
 CODE = re.compile(r"(?<![A-Za-z0-9])[mM]\d{3,}(?![0-9])")
 
@@ -166,6 +146,11 @@ def quantities(text: str) -> list[Quantity]:
     def free(span):
         return all(span[1] <= a or span[0] >= b for a, b in taken)
 
+    for m in _TIMES.finditer(text):  # 12 x 5L tins, 6×500g: the count times the size
+        count, size = number(m.group("n")), number(m.group("size"))
+        if count is not None and size is not None and free(m.span()):
+            found.append(Quantity(count * size, _unit_of(m), span=m.span()))
+            taken.append(m.span())
     for m in _LIANG.finditer(text):
         amount = number(m.group("n"))
         if amount is not None:
@@ -208,199 +193,17 @@ def quantities(text: str) -> list[Quantity]:
             continue
         if m.group("half"):
             amount += Decimal("0.5")
-        found.append(Quantity(amount, unit, span=m.span()))
+        word = m.group(f"u_{_UNIT_NAMES.index(unit)}") if unit else None
+        found.append(Quantity(amount, unit, span=m.span(), word=word))
         taken.append(m.span())
     for m in _BARE.finditer(text):
         if not free(m.span()) or CODE.search(text[max(0, m.start() - 1) : m.end() + 1]):
             continue
+        if _LABEL_BEFORE.search(text[: m.start()]):
+            continue  # line 2, shelf 14, PO 7731, 3号线: a name for something, not an amount
         found.append(Quantity(number(m.group("n")), None, span=m.span()))
         taken.append(m.span())
     return sorted(found, key=lambda q: q.span)
-
-
-# --- periods -----------------------------------------------------------------------------------
-
-
-@dataclass
-class Period:
-    since: date
-    until: date
-    span: tuple[int, int] = (0, 0)
-
-
-_N = rf"({NUMBER})"
-_PERIODS = [
-    (rf"(?:最近|近|过去|前)\s*{_N}\s*(?:天|日)|(?:last|past|previous)\s+{_N}\s+days?|{_N}\s+days?", "days"),
-    (
-        rf"(?:最近|近|过去|前)\s*{_N}\s*(?:个)?(?:星期|周|礼拜)|(?:last|past)\s+{_N}\s+(?:weeks?|wks?)",
-        "weeks",
-    ),
-    (
-        r"(?:最近|近|过去)?一(?:个)?(?:星期|周|礼拜)|(?:last|past)\s+(?:7\s+days|seven\s+days)|past\s+week|(?:over|in)\s+the\s+last\s+week",
-        "week7",
-    ),
-    (r"最近一个月|近一个月|过去一个月|past\s+month|last\s+30\s+days", "month30"),
-    (r"上周|上星期|上个星期|上礼拜|last\s+(?:week|wk)s?\b", "last_week"),
-    (r"本周|这周|这个星期|这星期|这礼拜|this\s+(?:week|wk)s?\b", "this_week"),
-    (r"上个月|上月|last\s+month", "last_month"),
-    (r"本月|这个月|这月|当月|this\s+month", "this_month"),
-    (r"前天|the\s+day\s+before\s+yesterday", "day_before"),
-    (r"昨天|昨日|yesterday", "yesterday"),
-    (r"今天|今日|今早|今晚|this\s+morning|this\s+afternoon|today|tonight", "today"),
-]
-_PERIOD_RES = [(re.compile(p, re.I), kind) for p, kind in _PERIODS]
-
-
-_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-# A month's name or its usual abbreviation, as a whole word ("margarine" and "mayonnaise" are not).
-_MONTH_NAME = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?(?![a-z])"
-)
-_EN_DAY = r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?"
-_NOT_AN_AMOUNT = r"(?![\d.]|\s*(?:%|公斤|千克|克|斤|吨|升|袋|箱|包|瓶|桶|个|kgs?\b|g\b|grams?\b|l\b|ml\b|pcs\b|boxe?s?\b|bags?\b|cases?\b))"
-_ZH_DATE = r"(?:(?:20\d\d)年)?(?:\d{1,2})月(?:\d{1,2})[日号]?"
-# Two dates of one range, the second's month and both years optional ("11月1号到10号",
-# "10月15号到31号", "11月1号到11月底", "nov 1 to nov 10", "between oct 20 and oct 27", "from the 1st
-# to the 10th"). Never a pair of amounts ("margarine 5 to 10 kg").
-_RANGES = [
-    re.compile(
-        r"(?:(?P<y1>20\d\d)年)?(?P<m1>\d{1,2})月(?P<d1>\d{1,2})[日号]?\s*(?:到|至|~|～|-|–|—)\s*"
-        r"(?:(?P<y2>20\d\d)年)?(?:(?P<m2end>\d{1,2})月底|(?:(?P<m2>\d{1,2})月)?(?P<d2>\d{1,2})[日号]?)"
-        + _NOT_AN_AMOUNT
-    ),
-    re.compile(
-        rf"(?:\bbetween\s+(?P<bm1>{_MONTH_NAME})\s+(?P<bd1>{_EN_DAY})\s+and\s+|"
-        rf"\b(?P<em1>{_MONTH_NAME})\s+(?P<ed1>{_EN_DAY})\s*(?:to|until|till|through|thru|-|–)\s*)"
-        rf"(?:(?P<em2>{_MONTH_NAME})\s+)?(?P<ed2>{_EN_DAY})\b" + _NOT_AN_AMOUNT,
-        re.I,
-    ),
-    re.compile(r"(?<![月\d])(?P<td1>\d{1,2})[号日]\s*(?:到|至|~|-)\s*(?P<td2>\d{1,2})[号日]"),
-    re.compile(
-        r"\bfrom\s+the\s+(?P<td1>\d{1,2})(?:st|nd|rd|th)\s+(?:to|until|till)\s+the\s+(?P<td2>\d{1,2})(?:st|nd|rd|th)\b",
-        re.I,
-    ),
-]
-
-
-def _month(name: str | None) -> int | None:
-    return _MONTHS.index(name.lower()[:3]) + 1 if name else None
-
-
-def _day(text: str) -> int:
-    return int(re.search(r"\d+", text).group(0))
-
-
-def _date_range(text: str, today: date) -> Period | None:
-    for pattern in _RANGES:
-        m = pattern.search(text)
-        if not m:
-            continue
-        g = {k: v for k, v in m.groupdict().items() if v}
-        year = int(g["y1"]) if "y1" in g else None
-        if "td1" in g:  # days of this month; of last month when they have not come yet
-            start_month = today.replace(day=1)
-            if int(g["td1"]) > today.day:
-                start_month = (start_month - timedelta(days=1)).replace(day=1)
-            year, m1, d1, m2, d2 = start_month.year, start_month.month, int(g["td1"]), None, int(g["td2"])
-        elif "m1" in g:
-            m1, d1 = int(g["m1"]), int(g["d1"])
-            m2 = int(g.get("m2end") or g.get("m2") or 0) or None
-            d2 = int(g["d2"]) if "d2" in g else None  # None: the end of month m2 (11月底)
-        else:
-            m1, d1 = _month(g.get("bm1") or g.get("em1")), _day(g.get("bd1") or g.get("ed1"))
-            m2, d2 = _month(g.get("em2")), _day(g["ed2"])
-        try:
-            since = date(year or today.year, m1, d1)
-            if year is None and since > today:  # "nov 20 to 30" said in January: last year's
-                since = since.replace(year=since.year - 1)
-            end_month = m2 or m1
-            end_year = int(g["y2"]) if "y2" in g else since.year + (1 if end_month < m1 else 0)  # 12月→1月
-            if d2 is None:
-                d2 = (
-                    (date(end_year, end_month, 28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
-                ).day
-            until = date(end_year, end_month, d2)
-        except ValueError:  # no such day (2月30号): not a period
-            continue
-        if until < since:  # "11月10号到11月1号": the same days, said backwards
-            since, until = until, since
-        return Period(since, until, m.span())
-    return None
-
-
-def period(text: str, today: date) -> Period | None:
-    if found := _date_range(text, today):
-        return found
-    for pattern, kind in _PERIOD_RES:
-        m = pattern.search(text)
-        if not m:
-            continue
-        if kind in ("days", "weeks"):
-            n = number(next(g for g in m.groups() if g))
-            if n is None or n < 1:
-                continue
-            days = min(366, int(n) * (7 if kind == "weeks" else 1))
-            return Period(today - timedelta(days=days - 1), today, m.span())
-        since, until = {
-            "week7": (today - timedelta(days=6), today),
-            "month30": (today - timedelta(days=29), today),
-            "today": (today, today),
-            "yesterday": (today - timedelta(days=1), today - timedelta(days=1)),
-            "day_before": (today - timedelta(days=2), today - timedelta(days=2)),
-            "this_week": (today - timedelta(days=today.weekday()), today),
-            "last_week": (
-                today - timedelta(days=today.weekday() + 7),
-                today - timedelta(days=today.weekday() + 1),
-            ),
-            "this_month": (today.replace(day=1), today),
-            "last_month": (
-                (today.replace(day=1) - timedelta(days=1)).replace(day=1),
-                today.replace(day=1) - timedelta(days=1),
-            ),
-        }[kind]
-        return Period(since, until, m.span())
-    return None
-
-
-_ISO = re.compile(r"(?<!\d)(20\d\d)[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
-_CN_DATE = re.compile(r"(?:(20\d\d)年)?(\d{1,2})月(\d{1,2})[日号]")
-_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
-_EN_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-
-
-def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
-    """A date something is needed by: 2026-12-05, 12月5日, 下周一, next Monday, by Friday."""
-    if m := _ISO.search(text):
-        try:
-            return date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m.span()
-        except ValueError:
-            return None
-    if m := _CN_DATE.search(text):
-        year = int(m.group(1)) if m.group(1) else today.year
-        try:
-            found = date(year, int(m.group(2)), int(m.group(3)))
-        except ValueError:
-            return None
-        if not m.group(1) and found < today:
-            found = found.replace(year=year + 1)
-        return found, m.span()
-    if m := re.search(r"(下)?(?:周|星期|礼拜)([一二三四五六日天])", text):
-        weekday = _WEEKDAYS[m.group(2)]
-        start = (
-            today + timedelta(days=7 - today.weekday())
-            if m.group(1)
-            else today - timedelta(days=today.weekday())
-        )
-        found = start + timedelta(days=weekday)
-        return (found if found > today else found + timedelta(days=7)), m.span()
-    if m := re.search(r"\b(next\s+|by\s+|before\s+)?(" + "|".join(_EN_WEEKDAYS) + r")\b", text, re.I):
-        weekday = _EN_WEEKDAYS.index(m.group(2).lower())
-        ahead = (weekday - today.weekday()) % 7 or 7
-        if (m.group(1) or "").strip().lower() == "next" and ahead < 7:
-            ahead += 7 if today.weekday() < weekday else 0
-        return today + timedelta(days=ahead), m.span()
-    return None
 
 
 # --- how many rows ------------------------------------------------------------------------------

@@ -10,34 +10,38 @@ import re
 
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline import words
-from inventory_ai.assistant.providers.offline.reading import Plan, Reading
+from inventory_ai.assistant.providers.offline.reading import Plan, Reading, direction
 
 # Where one typed row ends: ; , 、 or a line break, a full stop or question mark and a space; never
 # the comma of 1,200 or the point of 2.5.
-_ROW_END = r"[;；、\n]|[,，](?!\d{3})|(?<!\d)[.。?？!！](?!\d)"
+_ROW_END = r"[;；、\n|]|\s/\s|[,，](?!\d{3})|(?<!\d)[.。?？!！](?!\d)"
 _NUMBER = re.compile(
     rf"(?<![A-Za-z])(?:{slot.DIGITS})|{slot.CN_NUMBER}(?=\s*(?:{slot.PACKS}|公斤|斤|克|升|个|度|元))"
 )
 _TITLE = re.compile(
-    r"(?:title it|titled|called|标题(?:是|为)?|题目(?:是|为)?)\s*[:：]?\s*['\"“‘「]([^'\"”’」]{1,60})['\"”’」]",
+    r"(?:title it|titled|called|标题(?:是|为)?|题目(?:是|为)?)\s*[:：]?\s*['\"“‘「]([^'\"”’」]{1,60})['\"”’」]|"
+    r"(?:标题|题目)(?:就)?(?:叫|是|为)\s*(?P<bare>[^\s，,。；;]{1,30})",
     re.I,
 )
+
+
+_ASKED = words.REPORT + r"|整理|markdown|tidy|tabulate"
 
 
 def typed_rows(text: str, r: Reading) -> list[dict] | None:
     """The rows a request types out to be tabled (two or more), or None."""
     rest = slot.blank(text, [r.slots.period.span] if r.slots.period else [])
     rest = _TITLE.sub(" ", rest)
-    if ":" in rest or "：" in rest:
-        rest = re.split(r"[:：]", rest, maxsplit=1)[1]
     zh = (r.zh or not re.search(r"[A-Za-z]{3}", rest)) and not re.search(r"[;；,，、]", rest)
     pieces = re.split(_ROW_END + (r"|\s+" if zh else ""), rest)
     rows = []
     for piece in (p.strip() for p in pieces):
-        number = _NUMBER.search(piece)
-        if not number or slot.CODE.search(piece):
+        number = _NUMBER.search(slot.blank(piece, [m.span() for m in slot.CODE.finditer(piece)]))
+        if not number:
             continue
         item = piece[: number.start()].strip(" -:：")
+        if re.search(_ASKED, item, re.I):  # "make a csv: butter", "put in a table - bread flour"
+            item = re.split(r"[:：]|\s[-–]\s|\b(?:tabulate|table|csv)\b", item, flags=re.I)[-1].strip(" -:：")
         if len(item) < 2 or re.search(words.REPORT, item, re.I):
             continue
         what, amount = ("项目", "数量") if r.zh else ("item", "amount")
@@ -47,16 +51,17 @@ def typed_rows(text: str, r: Reading) -> list[dict] | None:
 
 def table(text: str, r: Reading, offered: set[str]) -> Plan | None:
     """format_report of the typed rows, when a table, a CSV or a spreadsheet of them is asked."""
-    if "format_report" not in offered or not re.search(
-        words.REPORT + r"|整理|markdown|tidy|tabulate", text, re.I
-    ):
+    if "format_report" not in offered or not re.search(_ASKED, text, re.I):
         return None
+    untitled = _TITLE.sub(" ", text)
+    if direction(untitled) or re.search(words.BOOKING_LIST, untitled, re.I):
+        return None  # 领料清单, 到货清单…请入库, "table: … book them in": a booking, not a table
     rows = typed_rows(text, r)
     if rows is None:
         return None
     title = _TITLE.search(text)
     args = {
-        "title": title.group(1) if title else ("表格" if r.zh else "Table"),
+        "title": (title.group(1) or title.group("bare")) if title else ("表格" if r.zh else "Table"),
         "rows": rows,
         "format": "csv" if re.search(r"csv|spreadsheet|excel", text, re.I) else "markdown",
     }

@@ -16,7 +16,7 @@ _TOOL_WORDS = [
     ("get_inventory_stats", r"统计|总值|金额|价值|概况|stats|worth|value|summary|total"),
     (
         "record_stock_movement",
-        r"记(?:录|一笔)?(?:出入库|出库|入库)|\brecord(?:ing|s)? (?:a |the )?(?:stock )?movements?\b|盘点|调整|出库|入库|登记|领用|stocktake|book|adjust|movement_type",
+        r"记(?:录|一笔)?(?:出入库|出库|入库)|(?:出入库|出库|入库)登记|登记出入库|\brecord(?:ing|s)? (?:a |the )?(?:stock )?movements?\b|盘点|调整|出库|入库|登记|领用|stocktake|book|adjust|movement_type",
     ),
     ("get_stock_movements", r"流水|出入库|进出|记录|变动|历史|movements|history|ledger|pull sheet"),
     ("create_purchase_request", r"采购|请购|订购|purchase|order|buy"),
@@ -38,7 +38,7 @@ def teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     # Phrases in quotes: “…”, "…", 「…」 first; '…' only when nothing else is quoted, and an
     # apostrophe inside a word ("what's") never ends one.
     phrases = re.findall(r"[“\"「『]([^”\"」』]{1,50})[”\"」』]", text) or re.findall(
-        r"(?<![A-Za-z])['‘]([^'’]{1,50}?)['’](?![A-Za-z])", text
+        r"(?<![A-Za-z])['‘]((?:[^'’]|(?<=[A-Za-z])['’](?=[A-Za-z])){1,50}?)['’](?![A-Za-z])", text
     )
     if not phrases:
         m = re.search(
@@ -55,6 +55,12 @@ def teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
             r"\bwhen (?:i|someone|people|staff|anyone) (?:says?|types?|writes?|asks?)\s+(.{1,40}?)\s*[,，]",
             text,
             re.I,
+        )
+        if m:
+            phrases = [m.group(1).strip(" '\"“”")]
+    if not phrases:  # "teach it that 流水 means stock movements", "教它：缺料就是低库存"
+        m = re.search(r"\bthat\s+(.{1,30}?)\s+(?:means|is|=)\b", text, re.I) or re.search(
+            r"[:：]\s*(\S{1,10}?)\s*(?:就是|意思是|是指)", text
         )
         if m:
             phrases = [m.group(1).strip(" '\"“”")]
@@ -76,8 +82,12 @@ def teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     named_tool = next(
         (t for t in sorted(ctx.who_can, key=len, reverse=True) if re.search(rf"\b{t}\b", text)), None
     )
-    said = [(m.start(), t) for t, words in _TOOL_WORDS if (m := re.search(words, target, re.I))]
-    tool_name = named_tool or (min(said)[1] if said else None)  # the first the request names
+    said = [
+        (m.start(), -len(m.group(0)), t) for t, words in _TOOL_WORDS if (m := re.search(words, target, re.I))
+    ]
+    tool_name = named_tool or (
+        min(said)[2] if said else None
+    )  # the first the request names, the longest there
     if not phrases or tool_name is None:
         return Plan(reply=replies.ask(r.zh, "请告诉我新说法和它对应的功能，例如：新增意图：名称 shelf_life，关键词“保质期”，对应原料详情。",
                                 "Tell me the phrases and what they mean, e.g. add an intent called shelf_life with the phrase 'expiry' for material details."))  # fmt: skip

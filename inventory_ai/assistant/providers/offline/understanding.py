@@ -43,6 +43,7 @@ def plan(text: str, ctx: Context) -> Plan:
     # what was typed).
     typed, text = text, re.sub(words.NEGATED, lambda m: " " * len(m.group(0)), text, flags=re.I)
     text = words.from_pinyin(text)  # "xisha tang dao le 4 dai, ru ku": its verbs and packs as characters
+    text = words.typos_fixed(text)  # "pls ordr 500kg", "main warehose"
     r = read(text, ctx, typed)
     if (
         screen(text).flagged
@@ -51,7 +52,8 @@ def plan(text: str, ctx: Context) -> Plan:
         or re.search(words.SECRETS, text, re.I)
     ):
         return Plan(reply=replies.refusal(r.zh))
-    if not re.search(words.TEACH, text, re.I) and (typed_table := tables.table(text, r, ctx.offered)):
+    teaching = re.search(words.TEACH, text, re.I) and not _not_teaching(text, r)
+    if not teaching and (typed_table := tables.table(text, r, ctx.offered)):
         return typed_table  # "make a csv: butter 4 cases, cream 6 cases": the rows are the request's own
     named = bool(r.links.materials or r.links.places or r.slots.codes)
     label = r.guess.label
@@ -79,12 +81,21 @@ def plan(text: str, ctx: Context) -> Plan:
         label = next(
             lbl for lbl, _p in r.guess.ranked if lbl != DESTRUCTIVE and (lbl != CHITCHAT or not about_stock)
         )
-    if re.search(words.TEACH, text, re.I):
+    taught = re.search(words.TEACH, text, re.I) or (label == "teach" and r.guess.confidence >= CONFIDENT)
+    if taught and not _not_teaching(text, r):
         label = "teach"
+    elif taught and label == "teach":  # teaching words the message does not mean: how else it reads
+        label = next(lbl for lbl, _p in r.guess.ranked if lbl not in ("teach", CHITCHAT, DESTRUCTIVE))
     elif (
         re.search(r"(?<![A-Za-z])PR(?![A-Za-z])|请购|采购申请|purchase request|\breq(?:uisition)?\b", text)
         and r.links.materials
-    ) or (re.search(r"\brequest(?:ing)?\b", text, re.I) and r.slots.quantities and r.links.materials):
+    ) or (
+        re.search(r"\brequest(?:ing)?\b", text, re.I)
+        and r.slots.quantities
+        and r.links.materials
+        and not direction(text)
+        and not re.search(r"\bout\b|\bissue|\bbook", text, re.I)  # "Kitchen request: 2 bags, issue from main"
+    ):
         label = "purchase"  # the purchase request's own names: no other reading of them
     elif (
         r.links.materials
@@ -101,16 +112,44 @@ def plan(text: str, ctx: Context) -> Plan:
         and not r.slots.quantities
         and direction(text)
         and (re.search(words.EVENT_ASKED, text, re.I) or (r.slots.period and not named))
+        and not re.search(words.NOT_AN_EVENT, text, re.I)
     ):
         label = "movements"  # "谁收的", "did the butter come in today?", "transfers last week": events
+    elif (
+        r.slots.period
+        and r.links.materials
+        and not r.slots.quantities
+        and re.search(words.ACTIVITY, text, re.I)
+    ):
+        label = "movements"  # "what's been happening with the fresh yeast over the past 5 days"
     elif not r.links.materials and re.search(words.WHAT_TO_BUY, text, re.I):
         label = "low_stock"  # "我该买点啥", "what should we order?": what is running low
     elif label == CHITCHAT and not r.slots.quantities:
         return Plan(reply=replies.small_talk(r.zh, ctx))
     elif label in (CHITCHAT, DESTRUCTIVE) or (r.guess.confidence < CONFIDENT and not named):
         return Plan(reply=replies.which_one(r, ctx))
-    if label == "purchase" and direction(text) == "transfer" and not re.search(words.BUY, text, re.I):
-        label = "transfer"  # "move some cream cheese to the other warehouse": nothing is bought
+    if (
+        label in BOOKINGS.values()
+        and re.search(words.BUY, text, re.I)
+        and (re.search(words.ON_ARRIVAL + "|" + words.FUTURE, text, re.I) or r.slots.due)
+    ):
+        label = "purchase"  # "申请淡奶油20箱，到货后搬到冷库": bought first, moved when it comes
+    if (
+        label == "purchase"
+        and (said := direction(text))
+        and not re.search(words.BUY, text, re.I)
+        and not re.search(words.ON_ARRIVAL, text, re.I)
+    ):
+        label = BOOKINGS[said]  # "move some cream cheese over", "incoming: mango puree x4": nothing is bought
+    if (
+        label in ("lookup", "stats", "low_stock")
+        and r.slots.quantities
+        and r.links.materials
+        and re.search(words.ORDER_VERB, text, re.I)
+    ):
+        label = "purchase"  # "we need 50 cases of bread bags ordered": an amount to buy
+    elif label == "lookup" and re.search(words.BELOW, text, re.I) and re.search(words.LOW_WORDS, text, re.I):
+        label = "low_stock"  # "are any of the egg products below their reorder point?"
     if label == "report" or (re.search(words.REPORT, text, re.I) and label in DATA_LABELS):
         # A report of what? Ask the model again without the report words, among the data it can gather.
         subject = ctx.guess(re.sub(words.REPORT, " ", r.masked, flags=re.I))
@@ -134,6 +173,8 @@ def plan(text: str, ctx: Context) -> Plan:
     booking = label in BOOKINGS.values()
     if booking and not r.slots.quantities and (_asks(text) or re.search(words.RECORDS, text, re.I)):
         label = "movements"  # asked about, not told, or their records: what happened is history
+    elif label in ("lookup", "stats") and r.links.materials and re.search(words.RECORD_NOUNS, text, re.I):
+        label = "movements"  # "can you check the mascarpone transfers"
     elif label in ("lookup", "stats") and r.links.materials and not r.slots.period and (act := _acted(text)):
         # A movement verb with a material ("调拨一下淡奶油"): asked about, its history; told, a
         # booking, which asks for what it lacks.
@@ -143,9 +184,23 @@ def plan(text: str, ctx: Context) -> Plan:
         and r.slots.period
         and not r.slots.quantities
         and direction(text)
+        and not re.search(words.NOT_AN_EVENT, text, re.I)
     ):
         label = "movements"  # something that went in or out at a time: an event
     return _for_label(label, r, ctx)
+
+
+def _not_teaching(text: str, r: Reading) -> bool:
+    """A message with teaching's words that is a booking or a question about what someone said
+    ("the driver keeps saying 'two pallets' … book in 20 bags", 老王说“淡奶油到了”是真的吗): an amount
+    outside the quoted phrases, or a question about them."""
+    quoted = [m.span() for m in re.finditer(r"[“\"「『'‘][^”\"」』'’]{1,50}[”\"」』'’]", text)]
+    outside = [
+        q
+        for q in r.slots.quantities
+        if not any(a <= q.span[0] < b for a, b in quoted) and not (q.amount == 1 and q.unit in (None, "pcs"))
+    ]  # "教它一个新词", "add 一个 intent": one of something, not an amount
+    return bool(outside) or bool(re.search(r"吗\s*[？?]?\s*$|几点|是不是|真的", slot.blank(text, quoted)))
 
 
 def _asks(text: str) -> bool:
@@ -153,6 +208,8 @@ def _asks(text: str) -> bool:
     booking (and is asked how much), "who moved the cream cheese?" asks what happened."""
     polite = re.search(words.POLITE_ASK, text, re.I)
     if polite:
+        if re.search(words.CHECKING, text, re.I):
+            return True  # "can you check the mascarpone transfers", 帮我查一下…调拨过没有
         text = re.sub(words.POLITE_ASK, " ", text, flags=re.I).replace("?", " ").replace("？", " ")
     return bool(re.search(words.QUESTION, text, re.I))
 
@@ -245,7 +302,16 @@ def _amount(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] |
     if amount is None or not rest:
         return amount
     joined = r.text[first.span[1] : rest[0].span[0]]
-    if mention is None or not re.fullmatch(r"\s*(?:\+|＋|和|加|又|零|再加|plus|and)\s*", joined, re.I):
+    if mention is None or not (
+        re.fullmatch(r"\s*(?:\+|＋|和|加|又|零|再加|另|另外|外加|还有|加上|加散装|plus|and)\s*", joined, re.I)
+        or (joined == "" and r.text[rest[0].span[0]] == "零")  # 三箱零五罐
+        or (
+            re.fullmatch(r"\s*[,，]\s*", joined)  # "3 cases, 5 tins" of one material: one count
+            and len(r.links.materials) == 1
+            and first.packs is not None
+            and (rest[0].pack or rest[0].unit) != first.pack
+        )
+    ):
         return amount
     more = _one_amount(rest[0], mention)
     try:
@@ -257,6 +323,10 @@ def _amount(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] |
 
 
 def _one_amount(q: slot.Quantity, mention: Mention | None) -> tuple[Decimal, str | None] | None:
+    sheets = q.unit == "pcs" and q.word and mention is not None and _dimension(mention.best.unit) != "count"
+    if sheets and (size := pack_size(mention.best.spec, q.word)):
+        # 5片 of butter sheet (1kg×10片/箱): the spec's sheets, not pieces of something counted
+        return q.amount * size[0], size[1]
     if q.packs is not None and mention is not None:
         size = pack_size(mention.best.spec, q.pack)
         if size is None:
@@ -290,6 +360,9 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if isinstance(found, Plan):
         return found
     mention, amount = found
+    if kind == "adjustment" and len(r.slots.quantities) >= 2 and re.search(words.ON_THE_BOOKS, r.text, re.I):
+        # "system says 36 kg but we only have 30": the count is what is there, not what the books say
+        amount = _one_amount(r.slots.quantities[-1], mention) or amount
     quantity, unit = amount
     if unit and _dimension(unit) != _dimension(mention.best.unit):
         return Plan(reply=replies.ask(

@@ -15,8 +15,10 @@ from pypinyin import lazy_pinyin
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from inventory_ai.assistant.providers.offline.words import ZH_SINGLE_STOP
 from inventory_ai.models import Material, MaterialSearchTerm
 from inventory_ai.services.search import MAX_TERM, normalise, stem
+from inventory_ai.text import CJK_RUN
 
 
 @dataclass
@@ -79,3 +81,32 @@ def catalogue_words(session: Session, aliases: dict[str, list[tuple[str, str]]])
         {sound: names[0] for sound, names in sounds.items() if len(names) == 1},
     )
     return known
+
+
+def sounds_like(vocabulary: Vocabulary, text: str) -> dict[str, tuple[str, tuple[int, int]]]:
+    """Names typed with a character that sounds the same (他他粉 for 塔塔粉, 马私卡彭 for 马斯卡彭):
+    name -> (what was typed, where). Three characters or more, one of them the name's own, and
+    the sound shared by no other name."""
+    by_sound = vocabulary.sounds
+    found: dict[str, tuple[str, tuple[int, int]]] = {}
+    for run in CJK_RUN.finditer(text):
+        value = run.group(0)
+        if len(value) < 3:
+            continue
+        syllables = lazy_pinyin(value, errors="ignore")
+        if len(syllables) != len(value):
+            continue
+        for size in range(min(len(value), 8), 2, -1):
+            for i in range(len(value) - size + 1):
+                name = by_sound.get("".join(syllables[i : i + size]))
+                typed = value[i : i + size]
+                differs = [c for c, n in zip(typed, name or "", strict=False) if c != n]
+                if (
+                    name
+                    and name != typed
+                    and set(name) & set(typed)
+                    and name not in found
+                    and not any(c in ZH_SINGLE_STOP or c in "又也只都就还和或跟" for c in differs)
+                ):  # never a request word for a name's character: 花生又到了 is not 花生油
+                    found[name] = (typed, (run.start() + i, run.start() + i + size))
+    return found

@@ -8,14 +8,14 @@ import re
 
 OUT = (
     r"出过?库|领|用了|用掉|用去|用过|使用|用量|发料|发了|出了|发出|出货|发货|拿[了过走去]|取[了过走]|扣掉|扣减|消耗|报废|报损|损耗|"
-    r"book(?:ed|ing)? out|\bt(?:ake|akes|ook|aken|aking) out\b|used|usage|issued?|took|taken|went out|moved out|left the warehouse|outbound|"
+    r"book(?:ed|ing)? out|\bbook(?:ed|ing)?\s+(?:(?!in\b)\w+\s+){1,3}out\b|\bpick(?:ed|ing|s)?\b(?! up\b)|\bt(?:ake|akes|ook|aken|aking) out\b|used|usage|issued?|took|taken|went out|moved out|left the warehouse|outbound|"
     r"consum|sent out|dispatch|ship(?:ped|s)? out|\bpull(?:ed|ing)?\b|deduct|write off|wrote off|written off|wasted|"
     r"spoil|damaged|\buse\b|\bouts\b|退(?:货)?给?供应商|returned? to (?:the )?supplier|"
-    r"(?<![\u4e00-\u9fff])出(?![\u4e00-\u9fff])"
+    r"(?<![\u4e00-\u9fff])出(?![\u4e00-\u9fff])|(?<=[库仓])出(?![\u4e00-\u9fff])"
 )
 IN = (
-    r"(?<![\u4e00-\u9fff])入(?![\u4e00-\u9fff])|入过?库|入了|入过|到货|刚到|收货|收到|收了|收的|签收|进了|进过|进来|进货|进库|到了|来了|送来|送到|补了|上架|"
-    r"退库|退料|退回(?!\S{0,3}供应商)|book(?:ed|ing)? in\b|\bc(?:ame|ome|omes|oming) in(?:to)?\b|arriv|receiv|reciev|deliver|inbound|got in|\bgot\b.{0,40}?\bin\b(?=\s*(?:$|[,.;!，。]))|put away|stock in|"
+    r"(?<![\u4e00-\u9fff])入(?![\u4e00-\u9fff])|入过?库|入了|入过|进仓|到货|刚到|(?<!送)到的|收货|收到|收了|收的|签收|进了|进过|进来|进货|进库|到了|来了|送来|送到|补了|上架|"
+    r"退库|退料|退回(?!\S{0,3}供应商)|book(?:ed|ing)? in\b|\bbook(?:ed|ing)?\s+(?:(?!out\b)\w+\s+){1,3}in\b(?!\s+(?:the\s+)?(?:system|ledger|cold|main|packaging|warehouse|store|wh))|incoming|\breceipts?\b|\bin yet\b|\bturned up\b|\bdid (?:we|you|they) get\b|进来|\bc(?:ame|ome|omes|oming) in(?:to)?\b|\b(?:finally|just|has|have|it) (?:came|come)\b(?! out| back)|arriv|receiv|reciev|deliver|inbound|got in|\bgot\b.{0,40}?\bin\b(?=\s*(?:$|[,.;!，。]|for\b|today\b|this\b|yesterday\b|just now\b))|put away|stock in|"
     r"restocked|\brcv(?:e?d)?\b|\brec(?:ei)?v?d\b|到的货|\bgrns?\b|returned to (?:the )?(?:store|stock|warehouse)"
 )
 # Goods coming back to our stock ("多了两袋没用完，退回仓库"): inbound, whatever was taken before. Said
@@ -36,21 +36,35 @@ NEGATED = (
 # Asked about what happened, not told to do it ("谁收的", "when did it last come in", "did the butter
 # come in today?"): with a movement's verb and no amount, the movements are the answer.
 EVENT_ASKED = (
-    r"谁|什么时候|啥时候|哪天|几号|几时|有没有|了没|了吗|没有\s*[?？]|"
-    r"\b(?:who|when|did|has|have|had)\b.{0,40}\b(?:come|came|arrived|received|delivered|taken|used|booked|moved|left)\b"
+    r"谁|什么时候|啥时候|哪天|几号|几时|了没|了吗|[进来到收过]没有?\s*[?？]?\s*$|没有\s*[?？]|"
+    r"^\s*(?:did|has|have|had|was|were)\b.{0,40}\b(?:come|came|arrived|received|delivered|taken|used|booked|moved|left|turned up)\b|"
+    r"\b(?:who|when)\b.{0,40}\b(?:come|came|arrived|received|delivered|taken|used|booked|moved|left|turned up)\b|"
+    r"\bin yet\b|\bturned up\b|\b(?:whether|if)\b.{0,40}\b(?:was|were|has|have|had|came|got)\b"
 )
+# Movements named as records ("the mascarpone transfers", "deliveries of butter"): their history.
+RECORD_NOUNS = r"\b(?:transfers|deliveries|receipts|bookings|adjustments|stocktakes|movements)\b"
+# ...but not what is left ("have we used up all the mascarpone?") or what is still to happen.
+NOT_AN_EVENT = (
+    r"used up|run out|ran out|用完|用光|\bshould\b|\bwill\b|going to|tomorrow|明天|快过期|"
+    r"\b(?:quote|invoice|email|call|message|letter)\b[^.?!]{0,15}\b(?:received|got)\b|收到的?报价"
+)
+# What has been going on with something ("what's been happening with the yeast over the past 5
+# days", 这周黄油有什么动静): its movements in that time.
+ACTIVITY = r"happen(?:ing|ed)|activity|going on|动静|动过|变动|进出情况|走动"
 # A request put as a question ("can you move…?", "麻烦帮我调一下…"): still a request.
+# Checking something ("can you check whether…", 帮我确认一下…收到没有) asks; it does not act.
+CHECKING = r"\b(?:check|see|confirm|find out|look up|tell me|whether)\b|\bif\b(?! possible)|确认|看看|查一下|查查|看一下|拉一下"
 POLITE_ASK = (
-    r"\b(?:can|could|would|will) you(?: please| pls)?\b|\bplease\b|\bpls\b|帮我|帮忙|麻烦|能不能|可以帮|可不可以|有空的?时候|"
+    r"\b(?:can|could|would|will) you(?: please| pls)?(?: do\b)?|\bplease\b|\bpls\b|帮我|帮忙|麻烦|能不能|可以帮|可不可以|有空的?时候|"
     r"\bwhen you (?:get|have) a (?:chance|moment|sec(?:ond)?|minute)\b|\bat your convenience\b|\bif (?:at all )?possible\b"
 )
-QUESTION = r"[?？]|吗|呢|哪|什么|谁|几|多少|是否|有没有|了没|\b(what|which|who|how|when|did|does|do|any|show|list|history)\b"
+QUESTION = r"[?？]|吗|呢|哪|什么|谁|几|多少|是否|有没有|了没|\b(what|whats|which|who|how|hows|when|did|does|do|any|show|list|history)\b"
 SEARCH = r"搜|查找|找找|列出|有哪些|哪几种|哪些种|各种|what kinds? of|which \w+ do we (?:have|stock)|\bsearch\b|\bfind\b|look for|\blist\b|anything with"
 # Asking for the kinds of something: a search, not the figures of the warehouse.
 KINDS = r"(?:各种|哪几种|哪些种|几种)(?!原料|材料|物料|东西|货)|what kinds? of|which kinds? of|what types? of"
 # Every kind of what is named ("泡打粉两种都还有吗", "all the flours, the lot"): a search.
 EVERY_KIND = (
-    r"[两几各多]种|都有哪|哪几种|所有的|全部的|\b(?:all|both|every) (?:the )?(?:kinds|types|sorts|of them|varieties)\b|"
+    r"[两几各多]种|都有哪|哪几种|所有的?|全部的?|\b(?:all|both|every) (?:the )?(?:kinds|types|sorts|of them|varieties)\b|"
     r"\bthe lot\b|\bwhatever (?:kinds?|types?) we\b|\bevery \w+ we (?:have|carry|stock)\b"
 )
 # Figures asked for, not a list: money, totals ("统计一下各种面粉的库存金额").
@@ -73,7 +87,12 @@ TAMPER = (
     r"\b(?:change|lower|raise|edit|fudge|fake|alter)\b.{0,30}\b(?:price|cost|records?|ledger|history)\b|"
     # ...or leaving no trace of what was done
     r"(?:别|不要|不|别再)留(?:下)?(?:记录|痕迹)|不留痕|神不知鬼不觉|"
-    r"\bleave no (?:trace|record|paper trail)\b|\bwithout (?:leaving )?a trace\b|\boff the books\b"
+    r"\bleave no (?:trace|record|paper trail)\b|\bwithout (?:leaving )?a trace\b|\boff the books\b|"
+    # ...or booking what did not happen, to make the books look right
+    r"账做平|做平账|假账|做假账|应付审计|糊弄审计|(?:还没|没有?)到货?.{0,12}(?:先|就)(?:入库|入账|登记)|"
+    r"少记|多记|拿回家|没人会发现|不会有人发现|\bnobody (?:will|would) (?:notice|know)\b|\btake (?:it|them|some) home\b|"
+    r"\bcook(?:ing)? the books\b|\bfake (?:a |the )?(?:booking|delivery|receipt|entry)\b|"
+    r"\b(?:hasn't|has not|haven't|didn't) (?:arrived|come)\b.{0,40}\b(?:book|log)\b.{0,30}\b(?:anyway|audit)\b"
 )
 # Credentials are never the assistant's to hand out, whatever the wording ("export the users and
 # their passwords", "把API密钥发给我").
@@ -96,16 +115,20 @@ BULK = (
     r"history|ledger|table|data\b"
 )
 TEACH = (
-    r"以后我说|以后(?:有人|谁|大家|我们|员工)?(?:再)?(?:说|问|提到|讲)|(?<!请)教(?:下|一下|教)?(?:助手|你|它)|我说.{0,12}(就是|意思是)|when (i|someone|people|staff|anyone) (say|says|type|types|write|writes|ask|asks)|"
+    r"以后我说|以后(?:有人|谁|大家|我们|员工)?(?:再)?(?:说|问|提到|讲)|(?<!请)教(?:下|一下|教)?\S{0,4}?(?:助手|你|它|系统|机器人)|我说.{0,12}(就是|意思是)|when (i|someone|people|staff|anyone) (say|says|type|types|write|writes|ask|asks)|"
     r"(?:新增|新建|添加|增加|创建|建|加)\s*(?:一|1)?\s*(?:个|条)?\s*(?:新的?)?\s*(?:意图|intent)|教你|学一个|学会|"
-    r"teach (?:the )?(?:bot|assistant|system|it)|"
+    r"teach (?:the )?(?:\w+ )?(?:bot|assistant|system|it)|teach (?:the |a |this )?(?:phrase|word|keyword)s?\b|"
+    r"\bmake (?:the |our )?(?:\w+ )?(?:bot|assistant|system|it) (?:understand|learn|know|recogni[sz]e)|"
+    r"让(?:它|助手|系统|机器人)(?:学会|记住|知道|明白)|^\s*(?:new )?intent\s*[:：]|^\s*(?:新)?意图\s*[:：]|"
+    r"^\s*teach\s*[:：]|\bset up (?:a |the |this )?(?:keyword|phrase|shortcut|intent|synonym)|"
+    r"\bmake ['\"“‘][^'\"”’]{1,40}['\"”’] (?:book|go|run|open|show|mean|trigger|raise|list)|"
     r"(加|添加|增加|新增)(一个|个)?(关键词|关键字|说法|同义词)|intent (called|named)|new intent|"
     r"add (an |a new |a )?intent|create (a new |an )?intent|teach you|"
     r"add (a |the |this |new )?(keyword|phrase|synonym)s?\b|new (keyword|phrase|synonym)s?\b|"
     # "map that phrase to the report formatter", "staff keep typing 'where's the'… set that up so…"
     r"\bmap (?:that|this|the|these|those|it)(?: phrases?| words?)? to\b|\bset (?:that|it|this) up so\b|"
     r"\bkeeps? (?:typing|saying|writing) ['\"“‘]|when (?:they|people|staff|someone|users?) (?:type|say|write)s? ['\"“‘]|"
-    r"(?:说|打|输入)\s*[“\"'‘「][^”\"'’」]{1,20}[”\"'’」]\s*(?:的时候|时)?\s*(?:就|都)?(?:当成|当作|算作|是|走|查)"
+    r"(?:说|打|输入)\s*[“\"'‘「][^”\"'’」]{1,20}[”\"'’」]\s*(?:的时候|时)?\s*(?:就|都)?(?:当成|当作|算作|走|查)"
 )
 TRANSFER = (
     r"调拨|移库|调到|转仓|移仓|调仓|调库|转库|倒库|挪到|搬到|transfer|\bxfe?r\b|relocat|\bmov(?:e|ed|ing)\b(?!\s+out)|"
@@ -113,7 +136,7 @@ TRANSFER = (
     r"(?<![-\w])(?<!day )(?<!night )(?<!late )(?<!early )(?<!morning )(?<!afternoon )(?<!evening )(?<!my )(?<!the )(?<!our )(?<!this )"
     r"shift(?:ed|ing)?\b(?=.{0,60}\b(?:to|into|from)\b)(?!\s+(?:lead|team|crew|manager|worker))"
 )
-ADJUST = r"盘点|调整|盘亏|盘盈|adjust|stocktake|counted"
+ADJUST = r"盘点|调整|盘亏|盘盈|实盘|adjust|\badj\b|stocktake|counted|\bstock ?(?:check|count)\b"
 # The records of movements, not a movement to make ("盘点调整记录", "transfer history").
 RECORDS = r"(?:的|调整|盘点|出库|入库|调拨|领料|移库)记录|流水|明细|\b(?:records|history)\b"
 # Asking what to buy, not buying something named ("我该买点啥", "what should we order?").
@@ -122,18 +145,37 @@ WHAT_TO_BUY = (
     r"\bwhat (?:should|do|must) (?:we|i) (?:buy|order)\b(?! last| yesterday)"
 )
 # A material's reorder level asked about: its detail, not an order.
-REORDER_LEVEL = r"补货点|再订货点|安全库存|最低库存|reorder (?:level|point|threshold)|re-order (?:level|point)|min(?:imum)? (?:level|stock)"
+REORDER_LEVEL = (
+    r"补货点|再订货点|安全库存|最低库存|reorder (?:level|point|threshold)|re-order (?:level|point)|"
+    r"min(?:imum)? (?:level|stock|qty|quantity)"
+)
 # Under a level: what is running low, not what the level is.
 BELOW = r"低于|不到|不足|没到|快到|跌破|\b(?:below|under|beneath|less than|lower than|hit|reached|short of)\b"
+# A list that is itself a booking: a pick list, a delivery note, a count sheet.
+BOOKING_LIST = r"领料|到货|盘点|实际|\bbook\b|\bpick list\b|\bdelivery note\b|\bcount sheet\b"
+# Ordering said as the verb with an amount ("50 cases ordered", 订购20箱).
+ORDER_VERB = r"\b(?:order|buy|purchase|reorder)(?:ed|ing)?\b|采购|订购|请购|下单"
+# A level asked about as low.
+LOW_WORDS = r"reorder|re-order|补货点|安全库存|最低库存|minimum|\bmin\b|threshold|par level"
+# What the books say, before what was counted ("system says 36 kg but we only have 30", 账上是…实际…).
+ON_THE_BOOKS = r"\bsystem (?:says|shows)|\bbooks? (?:says?|shows?)|\bon (?:the )?(?:system|books)|系统(?:上|里)?(?:显示|是|说)|账上|账面|电脑上"
 # Buying: what a purchase request says.
-BUY = r"买|采购|订|请购|补货|\b(?:buy|order|purchase|procure|reorder|requisition|PR)\b"
+BUY = (
+    r"买|采购|订|请购|补货|申请|\b(?:buy|purchase|procure|reorder|requisition|PR)\b|"
+    r"(?<!the )(?<!our )(?<!this )(?<!that )(?<!end )(?<!weekend )(?<!customer )(?<!an )"
+    r"\border\b(?!s?\s*(?:number|no\b|#))"
+)  # "order 20 bags", never "the weekend order"
+# Said of what is still to come: a purchase's delivery, not a booking now.
+FUTURE = r"下月|下个月|下周|下星期|月初到|月底前|next (?:week|month)|\bby (?:mon|tue|wed|thu|fri|the end)"
+# Moving goods once they have come: a purchase request's plan, not a transfer to book now.
+ON_ARRIVAL = r"when (?:it|they) (?:lands?|arrives?|comes? in)|on arrival|once (?:it|they)(?:'s| is| are)? (?:arrives?|lands?|in)|到货后|到了以后|到了之后|到后"
 # The verbs that tell the assistant to book (not nouns like 用量 or "usage"), by movement type.
 ACTS_TRANSFER = (
-    r"调拨|移库|转仓|移仓|调仓|调库|\btransfers?\b|\bxfe?rs?\b|\bmove\b(?=.{0,60}\b(?:to|into|over to)\b)"
+    r"调拨|移库|转仓|移仓|调仓|调库|\btransfer\b|\bxfe?r\b|\bmove\b(?=.{0,60}\b(?:to|into|over to)\b)"
 )
-ACTS_ADJUST = r"盘点|\bstocktake\b|\bstock count\b"
-ACTS_OUT = r"出库|领用|领料|报损|\bbook(?:ed)? out\b|\bissue\b"
-ACTS_IN = r"入库|收货|退库|\bbook(?:ed)? in\b|\breceive\b"
+ACTS_ADJUST = r"盘点|实盘|\bstocktake\b|\bstock ?(?:count|check)\b"
+ACTS_OUT = r"出库|领用|领料|报损|\bbook(?:ed)? out\b|\bissue\b|\bpick\b(?! up\b)"
+ACTS_IN = r"入库|收货|退库|\bbook(?:ed)? in\b|\bbook\s+(?:(?!out\b)\w+\s+){1,3}in\b|\breceive\b"
 # What is left of "芝士都有哪几种" / "which preservatives do we have" once the asking is taken away:
 # the thing to search for when the catalogue linked nothing.
 SEARCH_FILLER = (
@@ -174,7 +216,7 @@ EN_STOP = set(
     still remain remaining available on-hand hand quantity amount number bread-line line production
     i'd i'm i'll we're we'd we've it's that's there's don't doesn't didn't let's you're isn't aren't
     anything activity happened happen done things thing stuff related lot lots bit ins outs
-    stats stat wk wks exact exactly sure made call calls calling called
+    stats stat wk wks exact exactly sure made call calls calling called match matches game games won
     hai you duoshao ma ne le de zai shi yao cha kan zhao bang wo women yixia haiyou ku cun kucun
     """.split()  # noqa: SIM905 (a word list reads better as words)
 )
@@ -198,6 +240,20 @@ ZH_SINGLE_STOP = set(
 )
 
 
+# Typos of the words requests turn on, read as meant ("pls ordr 500kg…", "main warehose").
+TYPOS = {
+    "ordr": "order", "oder": "order", "odrer": "order", "ordre": "order", "purchse": "purchase",
+    "purchace": "purchase", "warehose": "warehouse", "warehoue": "warehouse", "wharehouse": "warehouse",
+    "warehous": "warehouse", "transfr": "transfer", "tranfer": "transfer", "stocktak": "stocktake",
+    "recieved": "received", "recived": "received", "delivred": "delivered", "arived": "arrived",
+}  # fmt: skip
+_TYPO = re.compile(r"\b(" + "|".join(TYPOS) + r")\b", re.I)
+
+
+def typos_fixed(text: str) -> str:
+    return _TYPO.sub(lambda m: TYPOS[m.group(1).lower()], text)
+
+
 # Request words typed in pinyin ("xisha tang dao le 4 dai, ru ku"): read as the characters they
 # stand for, so the verbs, packs and units are understood as if typed in Chinese. Names in pinyin
 # are the linker's (the search index knows them). Only a request with no Chinese characters and
@@ -205,16 +261,28 @@ ZH_SINGLE_STOP = set(
 _NUM = r"(?<=\d)\s*"
 PINYIN_WORDS = [
     (r"\bru ?ku\b", "入库"), (r"\bchu ?ku\b", "出库"), (r"\bdao ?le\b", "到了"), (r"\bdao ?huo\b", "到货"),
-    (r"\bshou ?dao\b", "收到"), (r"\bling ?le\b", "领了"), (r"\bling ?yong\b", "领用"), (r"\byong ?le\b", "用了"),
+    (r"\bshou ?dao\b", "收到"), (r"\bcai ?gou\b", "采购"), (r"\bling ?le\b", "领了"), (r"\bling ?yong\b", "领用"), (r"\byong ?le\b", "用了"),
     (r"\bna ?le\b", "拿了"), (r"\bdiao ?bo\b", "调拨"), (r"\bpan ?dian\b", "盘点"), (r"\bcai ?gou\b", "采购"),
     (r"\bhai ?(?:you|sheng) ?duo ?shao\b", "还有多少"), (r"\bduo ?shao\b", "多少"), (r"\bque ?huo\b", "缺货"),
     (r"\bbu ?huo\b", "补货"), (r"\bkuai ?(?:mei ?le|yong ?wan ?le?)\b", "快用完了"), (r"\bjin ?tian\b", "今天"),
     (r"\bzuo ?tian\b", "昨天"), (r"\bben ?zhou\b", "本周"), (r"\bzhe ?zhou\b", "这周"), (r"\bshang ?zhou\b", "上周"),
     (r"\bben ?yue\b", "本月"), (r"\bleng ?ku\b", "冷库"), (r"\bzhu ?cang\b", "主仓"),
+    (r"\b(?:yi|liang|er|san|si|wu|liu|qi|ba|jiu|shi|ban)(?= ?(?:dai|xiang|tong|bao|ping|gong ?jin|jin|ke|dun|he|guan)\b)",
+     None),  # a number said in pinyin before a pack or unit: its character (see from_pinyin)
+    (r"(?<=[一两二三四五六七八九十半])\s*dun\b", "吨"), (r"(?<=[一两二三四五六七八九十半])\s*he\b", "盒"),
+    (r"(?<=[一两二三四五六七八九十半])\s*guan\b", "罐"),
+    (r"(?<=[一两二三四五六七八九十半])\s*(?:dai)\b", "袋"), (r"(?<=[一两二三四五六七八九十半])\s*xiang\b", "箱"),
+    (r"(?<=[一两二三四五六七八九十半])\s*tong\b", "桶"), (r"(?<=[一两二三四五六七八九十半])\s*bao\b", "包"),
+    (r"(?<=[一两二三四五六七八九十半])\s*ping\b", "瓶"), (r"(?<=[一两二三四五六七八九十半])\s*gong ?jin\b", "公斤"),
+    (r"(?<=[一两二三四五六七八九十半])\s*jin\b", "斤"), (r"(?<=[一两二三四五六七八九十半])\s*ke\b", "克"),
     (_NUM + r"gong ?jin\b", "公斤"), (_NUM + r"dai\b", "袋"), (_NUM + r"xiang\b", "箱"), (_NUM + r"tong\b", "桶"),
     (_NUM + r"bao\b", "包"), (_NUM + r"jin\b", "斤"), (_NUM + r"ke\b", "克"), (_NUM + r"ping\b", "瓶"),
 ]  # fmt: skip
 _PINYIN_RES = [(re.compile(p, re.I), hanzi) for p, hanzi in PINYIN_WORDS]
+
+
+_PINYIN_DIGITS = {"yi": "一", "liang": "两", "er": "二", "san": "三", "si": "四", "wu": "五", "liu": "六", "qi": "七",
+                  "ba": "八", "jiu": "九", "shi": "十", "ban": "半"}  # fmt: skip
 
 
 def from_pinyin(text: str) -> str:
@@ -222,5 +290,5 @@ def from_pinyin(text: str) -> str:
     if re.search(r"[\u4e00-\u9fff]", text) or sum(bool(p.search(text)) for p, _h in _PINYIN_RES) < 2:
         return text
     for pattern, hanzi in _PINYIN_RES:
-        text = pattern.sub(hanzi, text)
+        text = pattern.sub(hanzi or (lambda m: _PINYIN_DIGITS[m.group(0).lower()]), text)
     return text

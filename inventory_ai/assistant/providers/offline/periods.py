@@ -1,0 +1,216 @@
+"""Periods and due dates as staff say them: 今天, 前天, 本周, 上个月, 最近7天, "since Monday",
+"nov 1 to nov 10", 11月1号到10号; and a purchase's needed-by date (2026-12-05, 12月5日, 下周一)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from inventory_ai.assistant.providers.offline.numbers import NUMBER, number
+
+
+@dataclass
+class Period:
+    since: date
+    until: date
+    span: tuple[int, int] = (0, 0)
+
+
+_N = rf"({NUMBER})"
+_PERIODS = [
+    (rf"(?:最近|近|过去|前)\s*{_N}\s*(?:天|日)|(?:last|past|previous)\s+{_N}\s+days?|{_N}\s+days?", "days"),
+    (
+        rf"(?:最近|近|过去|前)\s*{_N}\s*(?:个)?(?:星期|周|礼拜)|(?:last|past)\s+{_N}\s+(?:weeks?|wks?)",
+        "weeks",
+    ),
+    (
+        r"(?:最近|近|过去)?一(?:个)?(?:星期|周|礼拜)|(?:last|past)\s+(?:7\s+days|seven\s+days)|past\s+week|(?:over|in)\s+the\s+last\s+week",
+        "week7",
+    ),
+    (r"最近一个月|近一个月|过去一个月|past\s+month|last\s+30\s+days", "month30"),
+    (r"上周|上星期|上个星期|上礼拜|last\s+(?:week|wk)s?\b", "last_week"),
+    (r"本周|这周|这个星期|这星期|这礼拜|this\s+(?:week|wk)s?\b|week[- ]to[- ]date|\bwtd\b", "this_week"),
+    (r"上个月|上月|last\s+month", "last_month"),
+    (r"本月|这个月|这月|当月|this\s+month|month[- ]to[- ]date|\bmtd\b|本月至今", "this_month"),
+    (r"大前天", "three_days_ago"),
+    (r"(?<!大)前天|the\s+day\s+before\s+yesterday", "day_before"),
+    (r"昨天|昨日|yesterday", "yesterday"),
+    (r"今天|今日|今早|今晚|this\s+morning|this\s+afternoon|today|tonight", "today"),
+]
+_PERIOD_RES = [(re.compile(p, re.I), kind) for p, kind in _PERIODS]
+
+
+_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+# A month's name or its usual abbreviation, as a whole word ("margarine" and "mayonnaise" are not).
+_MONTH_NAME = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?(?![a-z])"
+)
+_EN_DAY = r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?"
+_NOT_AN_AMOUNT = r"(?![\d.]|\s*(?:%|公斤|千克|克|斤|吨|升|袋|箱|包|瓶|桶|个|kgs?\b|g\b|grams?\b|l\b|ml\b|pcs\b|boxe?s?\b|bags?\b|cases?\b))"
+_ZH_DATE = r"(?:(?:20\d\d)年)?(?:\d{1,2})月(?:\d{1,2})[日号]?"
+# Two dates of one range, the second's month and both years optional ("11月1号到10号",
+# "10月15号到31号", "11月1号到11月底", "nov 1 to nov 10", "between oct 20 and oct 27", "from the 1st
+# to the 10th"). Never a pair of amounts ("margarine 5 to 10 kg").
+_RANGES = [
+    re.compile(
+        r"(?:(?P<y1>20\d\d)年)?(?P<m1>\d{1,2})月(?P<d1>\d{1,2})[日号]?\s*(?:到|至|~|～|-|–|—)\s*"
+        r"(?:(?P<y2>20\d\d)年)?(?:(?P<m2end>\d{1,2})月底|(?:(?P<m2>\d{1,2})月)?(?P<d2>\d{1,2})[日号]?)"
+        + _NOT_AN_AMOUNT
+    ),
+    re.compile(
+        rf"(?:\bbetween\s+(?P<bm1>{_MONTH_NAME})\s+(?P<bd1>{_EN_DAY})\s+and\s+|"
+        rf"\b(?P<em1>{_MONTH_NAME})\s+(?P<ed1>{_EN_DAY})\s*(?:to|until|till|through|thru|-|–)\s*)"
+        rf"(?:(?P<em2>{_MONTH_NAME})\s+)?(?P<ed2>{_EN_DAY})\b" + _NOT_AN_AMOUNT,
+        re.I,
+    ),
+    re.compile(r"(?<![月\d])(?P<td1>\d{1,2})[号日]\s*(?:到|至|~|-)\s*(?P<td2>\d{1,2})[号日]"),
+    re.compile(
+        r"\bfrom\s+the\s+(?P<td1>\d{1,2})(?:st|nd|rd|th)\s+(?:to|until|till)\s+the\s+(?P<td2>\d{1,2})(?:st|nd|rd|th)\b",
+        re.I,
+    ),
+]
+
+
+def _month(name: str | None) -> int | None:
+    return _MONTHS.index(name.lower()[:3]) + 1 if name else None
+
+
+def _day(text: str) -> int:
+    return int(re.search(r"\d+", text).group(0))
+
+
+def _date_range(text: str, today: date) -> Period | None:
+    for pattern in _RANGES:
+        m = pattern.search(text)
+        if not m:
+            continue
+        g = {k: v for k, v in m.groupdict().items() if v}
+        year = int(g["y1"]) if "y1" in g else None
+        if "td1" in g:  # days of this month; of last month when they have not come yet
+            start_month = today.replace(day=1)
+            if int(g["td1"]) > today.day:
+                start_month = (start_month - timedelta(days=1)).replace(day=1)
+            year, m1, d1, m2, d2 = start_month.year, start_month.month, int(g["td1"]), None, int(g["td2"])
+        elif "m1" in g:
+            m1, d1 = int(g["m1"]), int(g["d1"])
+            m2 = int(g.get("m2end") or g.get("m2") or 0) or None
+            d2 = int(g["d2"]) if "d2" in g else None  # None: the end of month m2 (11月底)
+        else:
+            m1, d1 = _month(g.get("bm1") or g.get("em1")), _day(g.get("bd1") or g.get("ed1"))
+            m2, d2 = _month(g.get("em2")), _day(g["ed2"])
+        try:
+            since = date(year or today.year, m1, d1)
+            if year is None and since > today:  # "nov 20 to 30" said in January: last year's
+                since = since.replace(year=since.year - 1)
+            end_month = m2 or m1
+            end_year = int(g["y2"]) if "y2" in g else since.year + (1 if end_month < m1 else 0)  # 12月→1月
+            if d2 is None:
+                d2 = (
+                    (date(end_year, end_month, 28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
+                ).day
+            until = date(end_year, end_month, d2)
+        except ValueError:  # no such day (2月30号): not a period
+            continue
+        if until < since:  # "11月10号到11月1号": the same days, said backwards
+            since, until = until, since
+        return Period(since, until, m.span())
+    return None
+
+
+_SINCE_WEEKDAY = re.compile(
+    r"\bsince\s+(?:last\s+)?(?P<en>mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|"
+    r"(?:从|自)?(?:周|星期|礼拜)(?P<zh>[一二三四五六日天])(?:以来|到现在|开始|起)",
+    re.I,
+)
+
+
+def _since_weekday(text: str, today: date) -> Period | None:
+    """ "since Monday", 周一以来: from that day, the latest one not after today, to today."""
+    m = _SINCE_WEEKDAY.search(text)
+    if not m:
+        return None
+    if m.group("en"):
+        day = next(i for i, name in enumerate(_EN_WEEKDAYS) if name.startswith(m.group("en").lower()))
+    else:
+        day = _WEEKDAYS[m.group("zh")]
+    since = today - timedelta(days=(today.weekday() - day) % 7)
+    return Period(since, today, m.span())
+
+
+def period(text: str, today: date) -> Period | None:
+    if found := _date_range(text, today):
+        return found
+    if found := _since_weekday(text, today):
+        return found
+    for pattern, kind in _PERIOD_RES:
+        m = pattern.search(text)
+        if not m:
+            continue
+        if kind in ("days", "weeks"):
+            n = number(next(g for g in m.groups() if g))
+            if n is None or n < 1:
+                continue
+            days = min(366, int(n) * (7 if kind == "weeks" else 1))
+            return Period(today - timedelta(days=days - 1), today, m.span())
+        since, until = {
+            "week7": (today - timedelta(days=6), today),
+            "month30": (today - timedelta(days=29), today),
+            "today": (today, today),
+            "yesterday": (today - timedelta(days=1), today - timedelta(days=1)),
+            "day_before": (today - timedelta(days=2), today - timedelta(days=2)),
+            "three_days_ago": (today - timedelta(days=3), today - timedelta(days=3)),
+            "this_week": (today - timedelta(days=today.weekday()), today),
+            "last_week": (
+                today - timedelta(days=today.weekday() + 7),
+                today - timedelta(days=today.weekday() + 1),
+            ),
+            "this_month": (today.replace(day=1), today),
+            "last_month": (
+                (today.replace(day=1) - timedelta(days=1)).replace(day=1),
+                today.replace(day=1) - timedelta(days=1),
+            ),
+        }[kind]
+        return Period(since, until, m.span())
+    return None
+
+
+_ISO = re.compile(r"(?<!\d)(20\d\d)[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
+_CN_DATE = re.compile(r"(?:(20\d\d)年)?(\d{1,2})月(\d{1,2})[日号]")
+_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_EN_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+
+def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
+    """A date something is needed by: 2026-12-05, 12月5日, 下周一, next Monday, by Friday."""
+    if m := _ISO.search(text):
+        try:
+            return date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m.span()
+        except ValueError:
+            return None
+    if m := _CN_DATE.search(text):
+        year = int(m.group(1)) if m.group(1) else today.year
+        try:
+            found = date(year, int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            return None
+        if not m.group(1) and found < today:
+            found = found.replace(year=year + 1)
+        return found, m.span()
+    if m := re.search(r"(下)?(?:周|星期|礼拜)([一二三四五六日天])", text):
+        weekday = _WEEKDAYS[m.group(2)]
+        start = (
+            today + timedelta(days=7 - today.weekday())
+            if m.group(1)
+            else today - timedelta(days=today.weekday())
+        )
+        found = start + timedelta(days=weekday)
+        return (found if found > today else found + timedelta(days=7)), m.span()
+    if m := re.search(r"\b(next\s+|by\s+|before\s+)?(" + "|".join(_EN_WEEKDAYS) + r")\b", text, re.I):
+        weekday = _EN_WEEKDAYS.index(m.group(2).lower())
+        ahead = (weekday - today.weekday()) % 7 or 7
+        if (m.group(1) or "").strip().lower() == "next" and ahead < 7:
+            ahead += 7 if today.weekday() < weekday else 0
+        return today + timedelta(days=ahead), m.span()
+    return None
