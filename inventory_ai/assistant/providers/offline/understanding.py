@@ -52,7 +52,8 @@ def plan(text: str, ctx: Context) -> Plan:
         or re.search(words.SECRETS, text, re.I)
     ):
         return Plan(reply=replies.refusal(r.zh))
-    teaching = re.search(words.TEACH, text, re.I) and not _not_teaching(text, r)
+    teaching_words, not_teaching = bool(re.search(words.TEACH, text, re.I)), _not_teaching(text, r)
+    teaching = teaching_words and not not_teaching
     if not teaching and (typed_table := tables.table(text, r, ctx.offered)):
         return typed_table  # "make a csv: butter 4 cases, cream 6 cases": the rows are the request's own
     named = bool(r.links.materials or r.links.places or r.slots.codes)
@@ -81,8 +82,8 @@ def plan(text: str, ctx: Context) -> Plan:
         label = next(
             lbl for lbl, _p in r.guess.ranked if lbl != DESTRUCTIVE and (lbl != CHITCHAT or not about_stock)
         )
-    taught = re.search(words.TEACH, text, re.I) or (label == "teach" and r.guess.confidence >= CONFIDENT)
-    if taught and not _not_teaching(text, r):
+    taught = teaching_words or (label == "teach" and r.guess.confidence >= CONFIDENT)
+    if taught and not not_teaching:
         label = "teach"
     elif taught and label == "teach":  # teaching words the message does not mean: how else it reads
         label = next(lbl for lbl, _p in r.guess.ranked if lbl not in ("teach", CHITCHAT, DESTRUCTIVE))
