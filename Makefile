@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 FLASK   := $(BIN)/flask --app wsgi
 
-.PHONY: run serve test test-pg lint fuzz screenshots bench bench-chat bench-faults bench-crash install chromium wrk clean
+.PHONY: run serve test test-pg lint fuzz screenshots bench bench-peers bench-chat bench-faults bench-crash install chromium wrk clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -69,6 +69,16 @@ bench: $(STAMP)
 	$(BIN)/python bench/offline_eval.py
 	$(BIN)/python bench/search.py sqlite 10000 100000
 
+# The loop's scenario on Qwen-Agent beside ours, on the same machine (docs/benchmarks.md, the loop).
+# Qwen-Agent lives in a virtualenv of its own; the packages after it are imports it makes at start.
+PEERS := .venv-peers
+bench-peers: $(STAMP)
+	test -x $(PEERS)/bin/python || $(PY) -m venv $(PEERS)
+	$(PEERS)/bin/python -m pip install --quiet qwen-agent==0.0.34 numpy==2.4.6 soundfile==0.14.0 \
+	  pillow==13.0.0 tqdm==4.70.1 python-dateutil==4.0.0
+	$(PEERS)/bin/python bench/peers/qwen_agent_loop.py 2>/dev/null
+	$(BIN)/python bench/loop_overhead.py
+
 # gunicorn under load (docs/benchmarks.md); each takes a few minutes and wants a quiet machine.
 bench-chat: $(STAMP) wrk
 	$(BIN)/python bench/chat_load.py 8 32 64
@@ -82,4 +92,4 @@ bench-crash: $(STAMP)
 	$(BIN)/python bench/crash.py --database postgresql
 
 clean:
-	rm -rf $(VENV) instance .pytest_cache
+	rm -rf $(VENV) $(PEERS) instance .pytest_cache

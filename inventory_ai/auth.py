@@ -6,13 +6,11 @@ CSRF is enforced here, in one place: every cookie-authenticated write needs the 
 
 from __future__ import annotations
 
-import os
 import secrets
 import threading
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from pathlib import Path
 
 from flask import Flask, current_app, redirect, request, session, url_for
 from flask_login import current_user, login_user, logout_user
@@ -21,6 +19,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import joinedload, make_transient_to_detached
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from inventory_ai.changes import ChangeMarker
 from inventory_ai.database import begin_write, write_transaction
 from inventory_ai.errors import error_response
 from inventory_ai.extensions import csrf, db, login_manager
@@ -221,26 +220,21 @@ _GOOD_TOKENS_LOCK = threading.Lock()
 _changes_seen: list[tuple[int, int] | None] = [None]  # the marker as last seen: (inode, mtime ns)
 
 
+def _marker() -> ChangeMarker:
+    return ChangeMarker(current_app.instance_path, _CHANGED_FILE)
+
+
 def forget_tokens() -> None:
     """Check every token against the database again, in every worker: a token, a user or a role
-    changed. The marker is replaced, not touched: a new file (inode) tells two changes apart even
-    where the file system keeps times to the second."""
-    marker = Path(current_app.instance_path) / _CHANGED_FILE
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    fresh = marker.with_name(f"{_CHANGED_FILE}.{os.getpid()}.{threading.get_ident()}")
-    fresh.write_text(secrets.token_hex(8))
-    os.replace(fresh, marker)
+    changed."""
+    _marker().mark()
     with _GOOD_TOKENS_LOCK:
         _GOOD_TOKENS.clear()
 
 
 def _forget_if_changed() -> None:
-    try:
-        seen = os.stat(Path(current_app.instance_path) / _CHANGED_FILE)
-    except FileNotFoundError:
-        return
-    changed = (seen.st_ino, seen.st_mtime_ns)
-    if changed != _changes_seen[0]:
+    changed = _marker().current()
+    if changed is not None and changed != _changes_seen[0]:
         with _GOOD_TOKENS_LOCK:
             _GOOD_TOKENS.clear()
             _changes_seen[0] = changed

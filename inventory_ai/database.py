@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, event, inspect, text
-from sqlalchemy.orm import Session, make_transient_to_detached
+from sqlalchemy.orm import Session, make_transient_to_detached, scoped_session
 
 WRITE_LOCK_SECONDS = 15  # how long a write waits for a lock: SQLite's busy_timeout, PostgreSQL's lock_timeout
 
@@ -63,6 +63,11 @@ def write_transaction(engine: Engine) -> Iterator[Session]:
             raise
 
 
+def in_transaction(session: Session | scoped_session) -> bool:
+    """Whether the session has a transaction open (Flask-SQLAlchemy's scoped session included)."""
+    return (session() if isinstance(session, scoped_session) else session).in_transaction()
+
+
 def begin_write(session: Session) -> None:
     """End the session's read snapshot and start a transaction that will write.
 
@@ -70,7 +75,8 @@ def begin_write(session: Session) -> None:
     then write (SQLITE_BUSY_SNAPSHOT). The loop writes after tools have committed on their own
     connections, so at those points it starts afresh, holding the write lock from the start.
     """
-    session.commit()
+    if in_transaction(session):  # else no empty transaction is made only to be committed
+        session.commit()
     if session.get_bind().dialect.name == "sqlite":
         session.connection(execution_options={"sqlite_begin": "BEGIN IMMEDIATE"})
 
@@ -129,11 +135,12 @@ def insert_rows(session: Session, model: type, rows: list[dict], with_ids: bool 
                 filled[key] = value
         written.append(filled)
     values = [{column.name: row[key] for column, key in t.keys.items() if key in row} for row in written]
+    connection = session.connection()  # Core on the session's connection: no ORM execution around it
     if with_ids and t.insert_returning is not None:
-        for row, (new,) in zip(written, session.execute(t.insert_returning, values).all(), strict=True):
+        for row, (new,) in zip(written, connection.execute(t.insert_returning, values).all(), strict=True):
             row[t.generated] = new
     else:
-        session.execute(t.insert, values)
+        connection.execute(t.insert, values)
     return written
 
 

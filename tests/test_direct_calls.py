@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from sqlalchemy import func, select
 
-from inventory_ai.assistant.setup import direct_calls
+from inventory_ai.assistant.setup import direct_calls, manager
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, Material, StockLevel, ToolSetting, User
 from tests.support.clients import AuthActions
@@ -52,6 +52,7 @@ def test_a_tool_the_user_lacks_or_an_admin_switched_off_is_refused(app):
     assert refused.status == "error" and json.loads(refused.content)["error"]["type"] == "PermissionDenied"
     db.session.add(ToolSetting(tool_name="search_materials", enabled=False))
     db.session.commit()
+    manager().registry.settings_changed()  # as the admin API does after its commit
     off = direct_calls().call(db.session, staff, "search_materials", {"keyword": "面粉"})
     assert json.loads(off.content)["error"]["type"] == "PermissionDenied"
 

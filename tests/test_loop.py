@@ -12,11 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
+from inventory_ai.assistant import registry as registry_module
 from inventory_ai.assistant.events import ConfirmationRequired, Delta, Done, ToolResultEvent
 from inventory_ai.assistant.providers.base import ProviderError
 from inventory_ai.assistant.setup import decisions, manager
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.assistant.types import ModelReply
+from inventory_ai.changes import ChangeMarker
 from inventory_ai.errors import Conflict, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, ChatMessage, Intent, Material, ModelCall, StockLevel, ToolSetting
@@ -558,9 +560,31 @@ def test_a_tool_disabled_by_an_admin_is_gone_on_the_next_message(app, session):
     assert "list_low_stock" in {t.name for t in model.requests[0].tools}
     session.add(ToolSetting(tool_name="list_low_stock", enabled=False))
     session.commit()
+    manager().registry.settings_changed()  # as the admin API does after its commit
     run(app, "staff", "second")
     assert "list_low_stock" not in {t.name for t in model.requests[1].tools}
     assert content(model.requests[2])["error"]["type"] == "PermissionDenied"
+
+
+def test_a_setting_changed_by_another_worker_or_straight_in_the_database_applies_soon(
+    app, session, monkeypatch
+):
+    """The settings are trusted for a few seconds: another worker on this host says it changed them
+    through the marker file (read again at once); a change made elsewhere is read once they age."""
+    model = use(app, ScriptedProvider(answer("a"), answer("b"), answer("c"), answer("d")))
+    run(app, "staff", "first")
+    session.add(ToolSetting(tool_name="list_low_stock", enabled=False))
+    session.commit()
+    run(app, "staff", "second")  # nothing said it changed, and what was read is a moment old
+    assert "list_low_stock" in {t.name for t in model.requests[1].tools}
+    ChangeMarker(app.instance_path, "tool-settings-changed").mark()  # another worker's admin request
+    run(app, "staff", "third")
+    assert "list_low_stock" not in {t.name for t in model.requests[2].tools}
+    session.query(ToolSetting).delete()
+    session.commit()
+    monkeypatch.setattr(registry_module, "SETTINGS_CHECK_SECONDS", 0.0)  # another host: only time tells
+    run(app, "staff", "fourth")
+    assert "list_low_stock" in {t.name for t in model.requests[3].tools}
 
 
 def test_admins_can_grant_a_tool_to_another_role(app, session):

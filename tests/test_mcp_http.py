@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from inventory_ai import create_app
 from inventory_ai.assistant.setup import manager
 from inventory_ai.auth import issue_token
+from inventory_ai.changes import ChangeMarker
 from inventory_ai.config import config_for_tests
 from inventory_ai.database import begin_write
 from inventory_ai.extensions import db
@@ -125,13 +126,17 @@ def test_each_role_lists_exactly_its_tools_in_either_protocol_era(warehouse):
 
 
 def test_a_read_returns_real_data_and_a_forged_disabled_or_badly_called_tool_is_refused(warehouse):
-    base, app, tokens, _ = warehouse
+    base, app, tokens, server = warehouse
+    settings_changed = ChangeMarker(
+        server.instance_path, "tool-settings-changed"
+    ).mark  # as the admin API does
     with app.app_context():
         begin_write(db.session)
         db.session.add(
             ToolSetting(tool_name="get_stock_movements", allowed_roles=["warehouse_manager", "admin"])
         )
         db.session.commit()
+        settings_changed()
 
     async def agent():
         async with http_session(base, tokens["warehouse_staff"]) as session:
@@ -150,6 +155,7 @@ def test_a_read_returns_real_data_and_a_forged_disabled_or_badly_called_tool_is_
             begin_write(db.session)
             db.session.query(ToolSetting).delete()
             db.session.commit()
+            settings_changed()
     first = found["materials"][0]
     assert (first["code"], first["name"], first["unit"]) == ("M001", "高筋面粉", "kg")
     for refused in (forged, disabled):

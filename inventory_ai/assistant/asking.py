@@ -3,8 +3,8 @@
 Who may answer is a chain (setup.provider_factory): the configured model, then the fallbacks of
 INVENTORY_AI_LLM_FALLBACK, each tried when the one before failed after its retries or its breaker is
 open. Past the user's daily token budget only those that cost no tokens are left; with none left,
-the answer fails with a 429 until the plant's midnight. Every call leaves a usage row (ModelCall),
-which the loop writes with its next step.
+the answer fails with a 429 until the plant's midnight. Every call leaves a usage row (ModelUsage,
+stored as a ModelCall), which the loop writes with its next step.
 """
 
 from __future__ import annotations
@@ -24,12 +24,27 @@ from inventory_ai.assistant.providers.base import (
 )
 from inventory_ai.assistant.types import ModelReply, ModelRequest, ReasoningDelta, TextDelta, ToolCall
 from inventory_ai.logging import get_logger
-from inventory_ai.models import ModelCall
 from inventory_ai.observability import MODEL_CALLS, MODEL_SECONDS, MODEL_TOKENS
 from inventory_ai.services import usage
 from inventory_ai.text import storable
 
 log = get_logger(__name__)
+
+
+@dataclass
+class ModelUsage:
+    """One model call's usage, a plain row until the loop's next write stores it (records.usage):
+    an ORM object here would cost the unit of work's bookkeeping for nothing."""
+
+    message_id: str
+    user_id: int
+    provider: str
+    model: str
+    status: str | None = None
+    error_code: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    duration_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -66,7 +81,7 @@ class ModelChain:
         self,
         providers: tuple[ChatProvider, ...],
         request: ModelRequest,
-        usage_rows: list[ModelCall],
+        usage_rows: list[ModelUsage],
         cancelled: Callable[[], bool],
         message_id: str,
         user_id: int,
@@ -93,7 +108,7 @@ class ModelChain:
         self,
         provider: ChatProvider,
         request: ModelRequest,
-        usage_rows: list[ModelCall],
+        usage_rows: list[ModelUsage],
         cancelled: Callable[[], bool],
         message_id: str,
         user_id: int,
@@ -102,7 +117,7 @@ class ModelChain:
         """One model call, streamed; the ModelReply with its text made storable, or None when the
         user cancelled meanwhile. Its usage row joins `usage_rows` either way."""
         started = time.monotonic()
-        record = ModelCall(
+        record = ModelUsage(
             message_id=message_id, user_id=user_id, provider=provider.name, model=provider.model
         )
         reply = None

@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from inventory_ai.assistant import events as ev
 from inventory_ai.assistant import records
-from inventory_ai.assistant.asking import ModelChain
+from inventory_ai.assistant.asking import ModelChain, ModelUsage
 from inventory_ai.assistant.calls import CallOutcome, CallRunner
 from inventory_ai.assistant.history import expand
 from inventory_ai.assistant.prompts import (
@@ -58,7 +58,7 @@ from inventory_ai.assistant.types import (
     ModelRequest,
 )
 from inventory_ai.config import HISTORY_TOKEN_BUDGET
-from inventory_ai.database import begin_write, writing
+from inventory_ai.database import begin_write, in_transaction, writing
 from inventory_ai.errors import Conflict, InvalidInput
 from inventory_ai.logging import get_logger
 from inventory_ai.models import (
@@ -66,7 +66,6 @@ from inventory_ai.models import (
     ChatMessage,
     Conversation,
     MessageStatus,
-    ModelCall,
     ToolCallRecord,
     User,
     new_call_id,
@@ -103,7 +102,7 @@ class Answering:
     toolbox: Toolbox
     context: ToolContext
     # Model calls made since the last stored step; written with the next one, in its transaction.
-    usage: list[ModelCall]
+    usage: list[ModelUsage]
     # time.monotonic() by which this run must end (the model is not asked after it).
     deadline: float
     # The model whose reply came last: it wrote the answer.
@@ -272,7 +271,8 @@ class ToolExecutionManager:
             )
             # Hold no transaction while the model talks: nothing is pending here, and an open
             # transaction would pin a snapshot (SQLite) or sit idle in transaction (PostgreSQL).
-            session.commit()
+            if in_transaction(session):
+                session.commit()
             try:
                 answered = yield from self.models.ask(
                     providers,

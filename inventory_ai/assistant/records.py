@@ -15,6 +15,7 @@ from sqlalchemy import bindparam, inspect, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from inventory_ai.assistant.asking import ModelUsage
 from inventory_ai.assistant.calls import MAX_ARGUMENT_CHARS, CallOutcome, PreparedCall
 from inventory_ai.database import insert_rows, inserted
 from inventory_ai.models import (
@@ -117,15 +118,13 @@ def round_of_calls(
 
 
 def usage(
-    session: Session, message: ChatMessage, calls: list[ModelCall], totals: bool = True
+    session: Session, message: ChatMessage, calls: list[ModelUsage], totals: bool = True
 ) -> tuple[int, int]:
     """The model calls' usage rows, and (unless the caller adds them with its own update, as the
     ending does) the answer's token totals. Returns the tokens added."""
     if not calls:
         return 0, 0
-    insert_rows(
-        session, ModelCall, [{k: v for k, v in vars(c).items() if not k.startswith("_")} for c in calls]
-    )
+    insert_rows(session, ModelCall, [vars(c) for c in calls])
     added = (sum(c.input_tokens or 0 for c in calls), sum(c.output_tokens or 0 for c in calls))
     if totals:
         add_tokens(session, message, *added)
@@ -133,7 +132,9 @@ def usage(
 
 
 def add_tokens(session: Session, message: ChatMessage, more_in: int, more_out: int) -> None:
-    session.execute(ADD_TOKENS, {"message": message.id, "more_in": more_in, "more_out": more_out})
+    session.connection().execute(
+        ADD_TOKENS, {"message": message.id, "more_in": more_in, "more_out": more_out}
+    )
     set_committed_value(message, "input_tokens", message.input_tokens + more_in)
     set_committed_value(message, "output_tokens", message.output_tokens + more_out)
 
@@ -145,7 +146,7 @@ def ending(
     """End a running answer as told, its tokens added; False if something else ended it first (the
     caller then reads it back)."""
     ended_at: datetime = utcnow()
-    ended = session.execute(
+    ended = session.connection().execute(
         END_ANSWER,
         {"message": message.id, "new_content": text, "new_status": status, "new_error": error_code,
          "ended_at": ended_at, "new_model": model, "more_in": more_in, "more_out": more_out},

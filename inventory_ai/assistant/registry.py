@@ -1,13 +1,16 @@
 """The tool registry: tools registered at start-up, schemas checked then, one rule for who gets what.
 
 Effective settings = the code's defaults (ToolExecutor.is_enabled / allowed_roles) overridden by the
-admins' stored ToolSetting rows, read once per user message, so a change applies to the next message
-without a restart.
+admins' stored ToolSetting rows, so a change applies to the next message without a restart: the rows
+are read again at once after a change made on this host (a marker file, changes.py), and at least
+every SETTINGS_CHECK_SECONDS for a change made elsewhere (another host, or straight in the database).
 """
 
 from __future__ import annotations
 
 import re
+import threading
+import time
 from dataclasses import dataclass
 
 from jsonschema import Draft202012Validator, FormatChecker
@@ -17,12 +20,21 @@ from sqlalchemy.orm import Session
 
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.assistant.types import ToolSpec
+from inventory_ai.changes import ChangeMarker
 from inventory_ai.models import ToolSetting
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 
 _SETTINGS = select(ToolSetting.tool_name, ToolSetting.enabled, ToolSetting.allowed_roles)
+SETTINGS_CHECK_SECONDS = 5.0  # how long stored settings are trusted without a change marked on this host
+
+
+@dataclass(frozen=True)
+class _SettingsSeen:
+    rows: tuple  # (tool_name, enabled, allowed_roles) as read
+    marker: tuple[int, int] | None  # the change marker as it was just before the read
+    read_at: float  # time.monotonic()
 
 
 def _frozen(roles) -> tuple | None:
@@ -62,6 +74,20 @@ class ToolRegistry:
         self._tools: dict[str, ToolExecutor] = {}
         self._validators: dict[str, Draft202012Validator] = {}
         self._toolboxes: dict[tuple, Toolbox] = {}
+        self._changes: ChangeMarker | None = None  # without one, the settings are read every time
+        self._seen: _SettingsSeen | None = None
+        self._seen_lock = threading.Lock()
+
+    def watch_settings(self, changes: ChangeMarker) -> None:
+        """Trust the settings read for a few seconds, and read them again when `changes` moves."""
+        self._changes = changes
+
+    def settings_changed(self) -> None:
+        """An admin changed the settings (call after committing): every worker here reads them again."""
+        if self._changes is not None:
+            self._changes.mark()
+        with self._seen_lock:
+            self._seen = None
 
     def register(self, tool: ToolExecutor) -> None:
         name = getattr(tool, "name", "")
@@ -133,10 +159,24 @@ class ToolRegistry:
             return role in setting.allowed_roles
         return not tool.requires_permission() or tool.has_permission(role)
 
+    def _settings_rows(self, session: Session) -> tuple:
+        """The stored settings as plain rows: read again once they are SETTINGS_CHECK_SECONDS old or a
+        change was marked. The marker is looked at before the read, so a change marked during it
+        makes the next message read again."""
+        if self._changes is None:
+            return tuple(session.execute(_SETTINGS).all())
+        marker, now = self._changes.current(), time.monotonic()
+        seen = self._seen
+        if seen is None or seen.marker != marker or now - seen.read_at >= SETTINGS_CHECK_SECONDS:
+            seen = _SettingsSeen(tuple(session.execute(_SETTINGS).all()), marker, now)
+            with self._seen_lock:
+                self._seen = seen
+        return seen.rows
+
     def toolbox_for(self, role: str, session: Session) -> Toolbox:
-        """This role's tools now: the settings are read every time (a change applies to the next
-        message), as plain rows; the toolbox is worked out once per role and version of them."""
-        rows = session.execute(_SETTINGS).all()
+        """This role's tools now (see the module's note on when settings are read again); the
+        toolbox is worked out once per role and version of the settings."""
+        rows = self._settings_rows(session)
         version = (role, tuple((r.tool_name, r.enabled, _frozen(r.allowed_roles)) for r in rows))
         toolbox = self._toolboxes.get(version)
         if toolbox is None:

@@ -17,6 +17,7 @@ from inventory_ai.assistant.providers.offline.reading import Context
 from inventory_ai.assistant.recovery import HEARTBEATS
 from inventory_ai.assistant.registry import ToolRegistry
 from inventory_ai.assistant.tools import builtin_tools
+from inventory_ai.changes import ChangeMarker
 from inventory_ai.config import Config
 from inventory_ai.extensions import db
 from inventory_ai.models import ROLES, CatalogAlias, Material, StockLevel, Warehouse
@@ -119,6 +120,7 @@ def provider_factory(config: Config, registry: ToolRegistry):
 def init_assistant(app: Flask) -> None:
     config: Config = app.extensions["inventory_ai.config"]
     registry = build_registry()
+    registry.watch_settings(ChangeMarker(app.instance_path, "tool-settings-changed"))
     answers = app.extensions[EXTENSION_KEY] = ToolExecutionManager(
         registry=registry,
         provider_factory=provider_factory(config, registry),

@@ -212,6 +212,7 @@ class ToolResource(MethodView):
         db.session.add(setting)
         _audit("tool_settings_changed", name, body)
         db.session.commit()
+        manager().registry.settings_changed()
         return _tool_view(name)
 
 
