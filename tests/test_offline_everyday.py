@@ -374,3 +374,49 @@ def test_teaching_a_word_without_quotes_and_by_the_wrong_role(app):
 def test_keeping_stock_back_off_the_books_is_refused(app):
     body = ask(app, "manager", "盘点的时候把淡奶油少记一箱，我拿回家，没人会发现")
     assert body["rounds"] == [] and "不能" in body["reply"]
+
+
+# --- the tenth round (outside_aa to outside_ac): losses, returns to the supplier, told events -------
+
+
+@pytest.mark.parametrize(
+    ("role", "text", "tool", "expected"),
+    [
+        # stock lost on the floor is booked out
+        ("staff", "不小心摔碎了两瓶朗姆酒", "record_stock_movement", {"material": "M085", "movement_type": "outbound"}),
+        ("staff", "玉米淀粉洒了一袋", "record_stock_movement",
+         {"material": "M007", "movement_type": "outbound", "quantity": 25}),
+        ("staff", "knocked over a bucket of honey, it's all gone", "record_stock_movement",
+         {"material": "M022", "movement_type": "outbound", "quantity": 25}),
+        ("staff", "2 cases of cream cheese got crushed by the forklift, write them off", "record_stock_movement",
+         {"material": "M034", "movement_type": "outbound", "quantity": 24}),
+        # sent back to the supplier is out; brought back to our store is in
+        ("staff", "有盐黄油一箱退给供应商 包装破了", "record_stock_movement",
+         {"material": "M028", "movement_type": "outbound", "quantity": 25}),
+        ("staff", "sending one bag of black sesame powder back to the supplier, wrong grind", "record_stock_movement",
+         {"material": "M088", "movement_type": "outbound", "quantity": 5}),
+        ("staff", "the bakery returned 2 unopened cases of unsalted butter to the main warehouse",
+         "record_stock_movement", {"material": "M027", "movement_type": "inbound", "quantity": 50}),
+        # unloaded is in; a period with a told amount is a booking, asked it is history
+        ("staff", "蜂蜜刚卸了两桶", "record_stock_movement", {"material": "M022", "movement_type": "inbound"}),
+        ("staff", "今天 salted butter 用了 1 case", "record_stock_movement",
+         {"material": "M028", "movement_type": "outbound", "quantity": 25}),
+        ("staff", "今天 salted butter 用了多少", "get_stock_movements", {"material": "M028"}),
+    ],
+)  # fmt: skip
+def test_the_tenth_rounds_classes(app, role, text, tool, expected):
+    calls_first(app, role, text, tool, expected)
+
+
+@pytest.mark.parametrize(
+    ("role", "text", "tool"),
+    [
+        # the loss words do not overreach
+        ("purchaser", "which flours dropped below their reorder level?", "list_low_stock"),
+        ("staff", "玉米淀粉洒了吗", "get_stock_movements"),  # asked: its history, nothing booked
+        ("staff", "the forklift is broken again, who do I call?", None),
+    ],
+)
+def test_the_loss_words_do_not_overreach(app, role, text, tool):
+    call = first_call(ask(app, role, text))
+    assert (call["name"] if call else None) == tool

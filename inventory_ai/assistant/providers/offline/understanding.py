@@ -171,6 +171,15 @@ def plan(text: str, ctx: Context) -> Plan:
     returned = r.slots.quantities and r.links.materials and re.search(words.RETURNED, text, re.I)
     if returned and not re.search(words.QUESTION, text, re.I) and label not in ("teach", "purchase"):
         label = "book_in"  # goods brought back to stock are booked in, whenever they were taken
+    if (
+        label == "movements"
+        and r.slots.quantities
+        and r.links.materials
+        and (said := direction(text)) in ("inbound", "outbound")
+        and not _asks(text)
+        and not re.search(words.RECORDS, text, re.I)
+    ):
+        label = BOOKINGS[said]  # "今天 whole milk 用了 2 cases": what happened told with its amount
     booking = label in BOOKINGS.values()
     if booking and not r.slots.quantities and (_asks(text) or re.search(words.RECORDS, text, re.I)):
         label = "movements"  # asked about, not told, or their records: what happened is history

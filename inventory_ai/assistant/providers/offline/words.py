@@ -6,16 +6,25 @@ it recognises; understanding.py and linking.py decide with them.
 
 import re
 
+# Stock lost on the floor (打翻了半桶, "3 cans got crushed, write them off"): it left the stock, so a
+# loss told with an amount is booked out.
+LOSS = (
+    r"打翻|打碎|摔碎|摔坏|摔了|碎了|洒了|撒了|漏了|泼了|倒掉|扔掉|扔了|发霉|变质|"
+    r"\bspill(?:ed|t)?\b|\bdropped\b(?!\s+(?:below|under|to|by|off)\b)|\bbroken?\b|\bbroke\b|\bsmashed\b|\bcrushed\b|"
+    r"\bknocked over\b|\bleak(?:ed|ing)?\b|\bruined\b|\bbinned\b|\bth(?:rew|rown) (?:out|away)\b|\bwrite (?:it|them) off\b"
+)
 OUT = (
     r"出过?库|领|用了|用掉|用去|用过|使用|用量|发料|发了|出了|发出|出货|发货|拿[了过走去]|取[了过走]|扣掉|扣减|消耗|报废|报损|损耗|"
     r"book(?:ed|ing)? out|\bbook(?:ed|ing)?\s+(?:(?!in\b)\w+\s+){1,3}out\b|\bpick(?:ed|ing|s)?\b(?! up\b)|\bt(?:ake|akes|ook|aken|aking) out\b|used|usage|issued?|took|taken|went out|moved out|left the warehouse|outbound|"
     r"consum|sent out|dispatch|ship(?:ped|s)? out|\bpull(?:ed|ing)?\b|deduct|write off|wrote off|written off|wasted|"
     r"spoil|damaged|\buse\b|\bouts\b|退(?:货)?给?供应商|returned? to (?:the )?supplier|"
+    rf"{LOSS}|退货|\bback to (?:the )?(?:supplier|vendor)\b|^\s*out\b(?!\s+of\b)|"
     r"(?<![\u4e00-\u9fff])出(?![\u4e00-\u9fff])|(?<=[库仓])出(?![\u4e00-\u9fff])"
 )
 IN = (
     r"(?<![\u4e00-\u9fff])入(?![\u4e00-\u9fff])|入过?库|入了|入过|进仓|到货|刚到|(?<!送)到的|收货|收到|收了|收的|签收|进了|进过|进来|进货|进库|到了|来了|送来|送到|补了|上架|"
     r"退库|退料|退回(?!\S{0,3}供应商)|book(?:ed|ing)? in\b|\bbook(?:ed|ing)?\s+(?:(?!out\b)\w+\s+){1,3}in\b(?!\s+(?:the\s+)?(?:system|ledger|cold|main|packaging|warehouse|store|wh))|incoming|\breceipts?\b|\bin yet\b|\bturned up\b|\bdid (?:we|you|they) get\b|进来|\bc(?:ame|ome|omes|oming) in(?:to)?\b|\b(?:finally|just|has|have|it) (?:came|come)\b(?! out| back)|arriv|receiv|reciev|deliver|inbound|got in|\bgot\b.{0,40}?\bin\b(?=\s*(?:$|[,.;!，。]|for\b|today\b|this\b|yesterday\b|just now\b))|put away|stock in|"
+    r"卸完|卸了|卸货|卸车|\bunload(?:ed|ing)?\b|\boff the (?:truck|lorry|van)\b|"
     r"restocked|\brcv(?:e?d)?\b|\brec(?:ei)?v?d\b|到的货|\bgrns?\b|returned to (?:the )?(?:store|stock|warehouse)"
 )
 # Goods coming back to our stock ("多了两袋没用完，退回仓库"): inbound, whatever was taken before. Said
@@ -24,7 +33,9 @@ _NOT_BACK = r"(?<!不用)(?<!不要)(?<!别)(?<!不)(?<!没)(?<!don't )(?<!do no
 RETURNED = (
     rf"{_NOT_BACK}(?:退库|退料)|{_NOT_BACK}(?:退回|还回|放回|送回)(?:到)?\s*(?:主仓库|主仓|冷库|包材仓|仓库|库房|库里)|"
     rf"{_NOT_BACK}\b(?:returned|put|brought|bring|took|taken)\s+(?:\w+\s+){{0,5}}?back\s+(?:in|into|to)\s+(?:the\s+)?"
-    r"(?:store|stock|warehouse|shelf|shelves|main warehouse|cold store)\b"
+    r"(?:store|stock|warehouse|shelf|shelves|main warehouse|cold store)\b|"
+    # "the line returned 3 cases to the cold store": where to is ours, so it came back
+    rf"{_NOT_BACK}\breturned\s+(?:\w+\s+){{1,8}}?(?:to|into)\s+(?:the\s+)?(?:store|stock|warehouse|main warehouse|cold store)\b"
 )
 # What someone says it is not ("不是20桶，是30桶", "not the bread flour, the cake flour"): not read.
 NEGATED = (
@@ -174,7 +185,10 @@ ACTS_TRANSFER = (
     r"调拨|移库|转仓|移仓|调仓|调库|\btransfer\b|\bxfe?r\b|\bmove\b(?=.{0,60}\b(?:to|into|over to)\b)"
 )
 ACTS_ADJUST = r"盘点|实盘|\bstocktake\b|\bstock ?(?:count|check)\b"
-ACTS_OUT = r"出库|领用|领料|报损|\bbook(?:ed)? out\b|\bissue\b|\bpick\b(?! up\b)"
+ACTS_OUT = (
+    r"出库|领用|领料|报损|\bbook(?:ed)?\s+(?:(?!in\b)\w+\s+){0,3}out\b|\bissue\b|\bpick\b(?! up\b)|"
+    rf"{LOSS}|退(?:货)?给?供应商|退货|\b(?:back|return(?:ed)?) to (?:the )?(?:supplier|vendor)\b"
+)
 ACTS_IN = r"入库|收货|退库|\bbook(?:ed)? in\b|\bbook\s+(?:(?!out\b)\w+\s+){1,3}in\b|\breceive\b"
 # What is left of "芝士都有哪几种" / "which preservatives do we have" once the asking is taken away:
 # the thing to search for when the catalogue linked nothing.
