@@ -9,7 +9,6 @@ every SETTINGS_CHECK_SECONDS for a change made elsewhere (another host, or strai
 from __future__ import annotations
 
 import re
-import threading
 import time
 from dataclasses import dataclass
 
@@ -75,8 +74,7 @@ class ToolRegistry:
         self._validators: dict[str, Draft202012Validator] = {}
         self._toolboxes: dict[tuple, Toolbox] = {}
         self._changes: ChangeMarker | None = None  # without one, the settings are read every time
-        self._seen: _SettingsSeen | None = None
-        self._seen_lock = threading.Lock()
+        self._seen: _SettingsSeen | None = None  # replaced whole, never changed: no lock needed
 
     def watch_settings(self, changes: ChangeMarker) -> None:
         """Trust the settings read for a few seconds, and read them again when `changes` moves."""
@@ -86,8 +84,7 @@ class ToolRegistry:
         """An admin changed the settings (call after committing): every worker here reads them again."""
         if self._changes is not None:
             self._changes.mark()
-        with self._seen_lock:
-            self._seen = None
+        self._seen = None
 
     def register(self, tool: ToolExecutor) -> None:
         name = getattr(tool, "name", "")
@@ -168,9 +165,7 @@ class ToolRegistry:
         marker, now = self._changes.current(), time.monotonic()
         seen = self._seen
         if seen is None or seen.marker != marker or now - seen.read_at >= SETTINGS_CHECK_SECONDS:
-            seen = _SettingsSeen(tuple(session.execute(_SETTINGS).all()), marker, now)
-            with self._seen_lock:
-                self._seen = seen
+            seen = self._seen = _SettingsSeen(tuple(session.execute(_SETTINGS).all()), marker, now)
         return seen.rows
 
     def toolbox_for(self, role: str, session: Session) -> Toolbox:

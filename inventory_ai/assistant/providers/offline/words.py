@@ -10,7 +10,7 @@ import re
 # loss told with an amount is booked out.
 LOSS = (
     r"打翻|打碎|摔碎|摔坏|摔了|碎了|洒了|撒了|漏了|泼了|倒掉|扔掉|扔了|发霉|变质|"
-    r"\bspill(?:ed|t)?\b|\bdropped\b(?!\s+(?:below|under|to|by|off)\b)|\bbroken?\b|\bbroke\b|\bsmashed\b|\bcrushed\b|"
+    r"\bspill(?:ed|t)?\b|\bdropped\b(?!\s+(?:below|under|to|by|off)\b)|\bbroken?\b|\bsmashed\b|\bcrushed\b|"
     r"\bknocked over\b|\bleak(?:ed|ing)?\b|\bruined\b|\bbinned\b|\bth(?:rew|rown) (?:out|away)\b|\bwrite (?:it|them) off\b"
 )
 OUT = (
