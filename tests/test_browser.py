@@ -411,7 +411,13 @@ def test_the_sidebar_lists_a_new_conversation_at_once_with_its_date_and_stays_in
     ask(page, "哪些原料库存不足？")
     finished_answer(page)
     page.mouse.wheel(0, 5000)
-    page.wait_for_function("window.scrollY > 0")
+    # Polled from here: wait_for_function polls by evaluating a string in the page, which the page's
+    # CSP (no 'unsafe-eval') refuses whenever the scroll has not happened by the first look.
+    for _ in range(50):
+        if page.evaluate("window.scrollY") > 0:
+            break
+        page.wait_for_timeout(100)
+    assert page.evaluate("window.scrollY") > 0
     assert page.locator(".sidebar-inner").bounding_box()["y"] >= -1  # sticky: still in view
     page.reload()
     expect(page.locator("#conversation-list li.current time")).to_have_text(re.compile(r"今天 \d\d:\d\d"))

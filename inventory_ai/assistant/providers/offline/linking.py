@@ -86,6 +86,22 @@ def _candidate(m: Material) -> Candidate:
 _EVERYDAY = {"golden", "bright", "fresh", "green", "super", "happy", "royal", "great", "first", "angel"}
 
 
+def _slips(a: str, b: str) -> int:
+    """Typing slips between two words: letters left out, added, changed or swapped (the optimal
+    string alignment distance)."""
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i]
+        for j, cb in enumerate(b, 1):
+            cost = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cost = min(cost, previous2[j - 2] + 1)
+            row.append(cost)
+        previous2, previous = previous, row
+    return previous[-1]
+
+
 class Linker:
     def __init__(self, session: Session, aliases: dict[str, list[tuple[str, str]]] | None = None):
         self.session = session
@@ -109,6 +125,7 @@ class Linker:
                         names += [item.name_zh[:-1]] if len(item.name_zh) >= 3 else []
                         short = re.sub(r"(?<=[a-z])0+(?=\d)", "", item.code.lower())  # WH01 -> wh1
                         names += [short, re.sub(r"(?<=[a-z])(?=\d)", " ", short)]  # wh1, wh 1
+                        names += [f"warehouse {short[2:]}", f"warehouse #{short[2:]}"]  # warehouse 1
                         first = item.name_en.lower().split()[0]
                         names += [f"{first} {w}" for w in ("warehouse", "store", "room", "stores", "wh")]
                         # Where it stands: "A栋一楼 Building A" is also called A栋, A座, building A.
@@ -153,6 +170,10 @@ class Linker:
             names.append(first_en)
             self._said_as_supplier_only.add(first_en)
         return names
+
+    def warehouses(self) -> list[tuple[str, str, str]]:
+        """(code, Chinese name, English name) of every warehouse."""
+        return [(p.code, p.name_zh, p.name_en) for kind, _c, _n, p in self.places() if kind == "warehouse"]
 
     def english_names(self) -> dict[str, str]:
         """Chinese name -> English name of every warehouse, category and supplier."""
@@ -416,7 +437,12 @@ class Linker:
             and abs(len(w) - len(word)) <= 2
             and not (word.startswith(w) and len(word) - len(w) >= 2)
         ]
-        close = difflib.get_close_matches(word, near, n=1, cutoff=0.8)
+        # One slip in a short word, two in a longer one: "suger" is sugar, "bored" (two slips from
+        # "bread") is bored.
+        slips = 1 if len(word) <= 5 else 2
+        close = [
+            w for w in difflib.get_close_matches(word, near, n=3, cutoff=0.8) if _slips(word, w) <= slips
+        ]
         return close[0] if close else word
 
     def finds(self, phrase: str) -> int:

@@ -35,8 +35,8 @@ _PERIODS = [
     (r"本月|这个月|这月|当月|this\s+month|month[- ]to[- ]date|\bmtd\b|本月至今", "this_month"),
     (r"大前天", "three_days_ago"),
     (r"(?<!大)前天|the\s+day\s+before\s+yesterday", "day_before"),
-    (r"昨天|昨日|yesterday", "yesterday"),
-    (r"今天|今日|今早|今晚|this\s+morning|this\s+afternoon|today|tonight", "today"),
+    (r"昨天|昨日|昨儿个?|昨晚|yesterday", "yesterday"),
+    (r"今天|今日|今儿个?|今早|今晚|this\s+morning|this\s+afternoon|today|tonight", "today"),
 ]
 _PERIOD_RES = [(re.compile(p, re.I), kind) for p, kind in _PERIODS]
 

@@ -180,6 +180,8 @@ def place(r: Reading, kind: str) -> str | None:
 
 def direction(text: str) -> str | None:
     """Which way the movement a request speaks of goes, by its words; None: both or not said."""
+    if re.search(words.ARRIVED_AND_PUT, text, re.I):
+        return "inbound"
     for verbs, kind in ((words.TRANSFER, "transfer"), (words.ADJUST, "adjustment")):
         if re.search(verbs, text, re.I):
             return kind

@@ -67,6 +67,15 @@ def movement_refusal(zh: bool, kind: str, ctx: Context) -> str:
     return f"Sorry, your role ({mine[1]}) cannot make {words[1]}; {', '.join(c[1] for c in can)} can."
 
 
+def no_such_warehouse(zh: bool, said: str, warehouses: list[tuple[str, str, str]]) -> str:
+    """`warehouses`: (code, Chinese name, English name) of each warehouse there is."""
+    if zh:
+        names = "、".join(f"{name_zh} ({code})" for code, name_zh, _en in warehouses)
+        return f"没有“{said}”这个仓库；我们的仓库是 {names}。您指的是哪一个？"
+    names = ", ".join(f"{name_en} ({code})" for code, _zh, name_en in warehouses)
+    return f'There is no warehouse "{said}"; ours are {names}. Which one do you mean?'
+
+
 def small_talk(zh: bool, ctx: Context) -> str:
     if zh:
         return "您好！我是仓库库存助手，只能帮您处理库存相关的事，例如查找原料（“帮我查找面粉原料”）、看看哪些快用完了、登记出入库。请问需要做什么？"

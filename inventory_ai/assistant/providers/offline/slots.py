@@ -41,7 +41,7 @@ UNITS = {
 }
 PACKS = (
     r"袋|包|箱|桶|瓶|罐|盒|件|托|卷|块|bags?|sacks?|boxe?s|box|cases?|cs|cartons?|ctns?|crates?|buckets?|drums?|"
-    r"tubs?|pails?|jars?|packs?|packets?|bottles?|cans?|tins?|pallets?|rolls?|blocks?|bricks?"
+    r"tubs?|pails?|jugs?|jerry ?cans?|jars?|packs?|packets?|bottles?|btls?|cans?|tins?|pallets?|rolls?|blocks?|bricks?"
 )
 _UNIT = "|".join(f"(?P<u_{i}>{p})" for i, p in enumerate(UNITS.values()))
 _UNIT_NAMES = list(UNITS)

@@ -12,11 +12,11 @@ from inventory_ai.assistant.providers.offline.reading import Context, Plan, Read
 
 _TOOL_WORDS = [
     ("get_material_detail", r"详情|详细|规格|单价|价格|保质期|detail|spec|price|info"),
-    ("list_low_stock", r"低库存|缺货|补货|不足|快用完|low stock|running low|reorder|short"),
-    ("get_inventory_stats", r"统计|总值|金额|价值|概况|stats|worth|value|summary|total"),
+    ("list_low_stock", r"低库存|缺货|补货|不足|快用完|low[ -]?stock|running low|reorder|short"),
+    ("get_inventory_stats", r"统计|总值|金额|价值|概况|值多少|多少钱|stats|worth|value|summary|total"),
     (
         "record_stock_movement",
-        r"记(?:录|一笔)?(?:出入库|出库|入库)|(?:出入库|出库|入库)登记|登记出入库|\brecord(?:ing|s)? (?:a |the )?(?:stock )?movements?\b|盘点|调整|出库|入库|登记|领用|stocktake|book|adjust|movement_type",
+        r"记(?:录|一笔)?(?:出入库|出库|入库)|(?:记录|登记)(?:一笔)?库存变动|(?:出入库|出库|入库)登记|登记出入库|\brecord(?:ing|s)? (?:a |the )?(?:stock )?movements?\b|盘点|调整|(?:出库|入库)(?!记录|流水|明细|历史)|登记|领用|stocktake|book|adjust|movement_type",
     ),
     ("get_stock_movements", r"流水|出入库|进出|记录|变动|历史|movements|history|ledger|pull sheet"),
     ("create_purchase_request", r"采购|请购|订购|purchase|order|buy"),
@@ -79,6 +79,9 @@ def teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         maxsplit=1,
     )
     target = parts[1] if len(parts) > 1 else text
+    target = re.sub(
+        r"[“\"「『'‘][^”\"」』'’]{1,50}[”\"」』'’]", lambda m: " " * len(m.group(0)), target
+    )  # the phrases
     named_tool = next(
         (t for t in sorted(ctx.who_can, key=len, reverse=True) if re.search(rf"\b{t}\b", text)), None
     )

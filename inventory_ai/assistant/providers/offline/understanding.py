@@ -11,13 +11,14 @@ rules. Never a tool the user lacks.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from decimal import Decimal
 
 from inventory_ai.assistant.providers.offline import lookups, replies, tables, teaching, words
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline.classifier import CHITCHAT, DESTRUCTIVE
 from inventory_ai.assistant.providers.offline.linking import Mention
-from inventory_ai.assistant.providers.offline.packs import pack_size
+from inventory_ai.assistant.providers.offline.packs import PACK_WORDS, pack_size
 from inventory_ai.assistant.providers.offline.reading import (
     Context,
     Plan,
@@ -42,6 +43,8 @@ def plan(text: str, ctx: Context) -> Plan:
     # What the request says it is not is blanked, the rest keeps its place (a booking's reason keeps
     # what was typed).
     typed, text = text, re.sub(words.NEGATED, lambda m: " " * len(m.group(0)), text, flags=re.I)
+    if re.search(words.QUESTION, re.sub(words.SCENE, "", text, flags=re.I), re.I):
+        text = re.sub(words.SCENE, lambda m: " " * len(m.group(0)), text, flags=re.I)
     text = words.from_pinyin(text)  # "xisha tang dao le 4 dai, ru ku": its verbs and packs as characters
     text = words.typos_fixed(text)  # "pls ordr 500kg", "main warehose"
     r = read(text, ctx, typed)
@@ -50,8 +53,11 @@ def plan(text: str, ctx: Context) -> Plan:
         or _destroys(text, r)
         or re.search(words.TAMPER, text, re.I)
         or re.search(words.SECRETS, text, re.I)
+        or re.search(words.HARM, text, re.I)
     ):
         return Plan(reply=replies.refusal(r.zh))
+    if not r.links.of("warehouse") and (unknown := _unknown_warehouse(text, r)):
+        return Plan(reply=replies.no_such_warehouse(r.zh, unknown, ctx.linker.warehouses()))
     teaching_words, not_teaching = bool(re.search(words.TEACH, text, re.I)), _not_teaching(text, r)
     teaching = teaching_words and not not_teaching
     if not teaching and (typed_table := tables.table(text, r, ctx.offered)):
@@ -210,7 +216,26 @@ def _not_teaching(text: str, r: Reading) -> bool:
         for q in r.slots.quantities
         if not any(a <= q.span[0] < b for a, b in quoted) and not (q.amount == 1 and q.unit in (None, "pcs"))
     ]  # "教它一个新词", "add 一个 intent": one of something, not an amount
-    return bool(outside) or bool(re.search(r"吗\s*[？?]?\s*$|几点|是不是|真的", slot.blank(text, quoted)))
+    unquoted = re.sub(words.LESSON_CHECK, " ", slot.blank(text, quoted), flags=re.I)
+    return bool(outside) or bool(re.search(r"吗\s*[？?]?\s*$|几点|是不是|真的", unquoted))
+
+
+def _unknown_warehouse(text: str, r: Reading) -> str | None:
+    """A warehouse the request names that the plant does not have ("WH04", 成品仓): asked about,
+    never answered for all warehouses instead."""
+    for m in re.finditer(words.WAREHOUSE_SAID, text, re.I):
+        if any(p.span[0] < m.end() and p.span[1] > m.start() for p in r.links.places):
+            continue
+        if any(q.span[0] < m.end() and q.span[1] > m.start() for q in r.slots.quantities):
+            continue
+        name = m.group("zh")
+        if name and (
+            set(name) & words.NOT_A_STORE_NAME
+            or any(mention.span[0] < m.end() and mention.span[1] > m.start() for mention in r.links.materials)
+        ):
+            continue
+        return m.group(0)
+    return None
 
 
 def _asks(text: str) -> bool:
@@ -232,7 +257,10 @@ def _destroys(text: str, r: Reading) -> bool:
     records = re.search(
         r"数据库|数据|记录|流水|历史|账|database|records|history|ledger|table|data\b", text, re.I
     )
-    return bool(records or (re.search(words.BULK, text, re.I) and not r.links.materials))
+    # "把所有物料库存改成0", "every material's stock": all of it, whatever part of a name is found
+    # elsewhere in the request ("改" of 改良剂).
+    everything = re.search(words.EVERY_MATERIAL, text, re.I)
+    return bool(records or everything or (re.search(words.BULK, text, re.I) and not r.links.materials))
 
 
 def _acted(text: str) -> str | None:
@@ -276,7 +304,27 @@ def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
     }.get(tool)
     if builder is None:
         return Plan(reply=replies.which_one(r, ctx))
-    return builder(tool, dict(defaults), r, ctx)
+    return builder(tool, dict(defaults), _packs_by_spec(r), ctx)
+
+
+def _packs_by_spec(r: Reading) -> Reading:
+    """A number before a word the material's spec counts in ("4条马苏里拉" of 2.5kg×4条/箱): that
+    many of those packs. Words like 条 are no pack in general ("三条建议"), only where the spec says."""
+    mention = primary(r.links)
+    if mention is None or not mention.exact or not mention.best.spec:
+        return r
+    quantities = list(r.slots.quantities)
+    for i, q in enumerate(quantities):
+        after = r.text[q.span[1] : q.span[1] + 1]
+        if (
+            _bare(q)
+            and re.match(r"[\u4e00-\u9fff]", after)
+            and re.search(rf"{after}\s*/|[×xX*]\s*\d+\s*{after}", mention.best.spec)
+        ):
+            quantities[i] = replace(q, packs=q.amount, pack=after, span=(q.span[0], q.span[1] + 1))
+    if quantities == list(r.slots.quantities):
+        return r
+    return replace(r, slots=replace(r.slots, quantities=quantities))
 
 
 # --- the tools -------------------------------------------------------------------------------------
@@ -306,9 +354,16 @@ def _amount(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] |
     if not r.slots.quantities:
         return None
     first, *rest = r.slots.quantities
+    if rest and _one_of_a_kind(first, mention, r.text):  # "create 一个 purchase request, 松子仁 2箱"
+        first, *rest = rest
     amount = _one_amount(first, mention)
     if amount is None and rest:  # "a pallet of bread flour, 40 bags": the amount that can be counted
         return _one_amount(rest[0], mention)
+    if amount and rest and mention and not _fits(amount[1], mention):
+        # "做五百个芝士蛋糕，奶油奶酪…申请10箱": 500 cakes are not the cheese's amount
+        more = _one_amount(rest[0], mention)
+        if more and _fits(more[1], mention):
+            return more
     if amount is None or not rest:
         return amount
     joined = r.text[first.span[1] : rest[0].span[0]]
@@ -332,8 +387,28 @@ def _amount(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] |
     return total, unit
 
 
+def _fits(unit: str | None, mention: Mention) -> bool:
+    """Whether an amount in `unit` (None: the material's own) can be the material's."""
+    return unit is None or _dimension(unit) == _dimension(mention.best.unit)
+
+
+def _one_of_a_kind(q: slot.Quantity, mention: Mention | None, text: str) -> bool:
+    """ "一个", "a" before something that is not the material (一个 PR, 一笔出库): one request, not
+    one piece of the material."""
+    if q.amount != 1 or q.unit not in (None, "pcs") or q.packs is not None or mention is None:
+        return False
+    between = text[q.span[1] : mention.span[0]] if mention.span[0] >= q.span[1] else "x"
+    return bool(re.search(r"[A-Za-z\u4e00-\u9fff]", between))
+
+
 def _one_amount(q: slot.Quantity, mention: Mention | None) -> tuple[Decimal, str | None] | None:
-    sheets = q.unit == "pcs" and q.word and mention is not None and _dimension(mention.best.unit) != "count"
+    sheets = (
+        q.unit == "pcs"
+        and q.word
+        and mention is not None
+        and _dimension(mention.best.unit) != "count"
+        and q.word in (mention.best.spec or "")
+    )
     if sheets and (size := pack_size(mention.best.spec, q.word)):
         # 5片 of butter sheet (1kg×10片/箱): the spec's sheets, not pieces of something counted
         return q.amount * size[0], size[1]
@@ -371,8 +446,16 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         return found
     mention, amount = found
     if kind == "adjustment" and len(r.slots.quantities) >= 2 and re.search(words.ON_THE_BOOKS, r.text, re.I):
-        # "system says 36 kg but we only have 30": the count is what is there, not what the books say
-        amount = _one_amount(r.slots.quantities[-1], mention) or amount
+        # "system says 36 kg but we only have 30": the count is what is there, not what the books say;
+        # "20 tubs … we only counted 18": 18 tubs
+        said = re.search(words.ON_THE_BOOKS, r.text, re.I)
+        books = next((q for q in r.slots.quantities if q.span[0] >= said.end()), r.slots.quantities[0])
+        counted = next(q for q in reversed(r.slots.quantities) if q is not books)
+        if _bare(counted) and books.packs is not None:
+            counted = replace(counted, packs=counted.amount, pack=books.pack)
+        amount = _one_amount(counted, mention) or amount
+    elif kind != "adjustment" and (bare := _bare_number(r, mention)):
+        return Plan(reply=replies.ask(r.zh, *bare))  # "收到淡奶油10": ten litres or ten cases?
     quantity, unit = amount
     if unit and _dimension(unit) != _dimension(mention.best.unit):
         return Plan(reply=replies.ask(
@@ -396,6 +479,28 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
             return Plan(reply=replies.ask(r.zh, "是哪个仓库？", "Which warehouse?"))
     args["reason"] = ("助手登记：" if r.zh else "Booked via assistant: ") + r.typed.strip()[:200]
     return Plan(tool, args)
+
+
+def _bare(q: slot.Quantity) -> bool:
+    return q.unit is None and q.packs is None and q.word is None
+
+
+def _bare_number(r: Reading, mention: Mention) -> tuple[str, str] | None:
+    """The question to ask when the only amount is a bare number ("收到淡奶油10", "took out 4 of the
+    bread flour") of a material that comes in packs: its own unit or packs? Never guessed for a write."""
+    if len(r.slots.quantities) != 1 or not _bare(r.slots.quantities[0]):
+        return None
+    if _dimension(mention.best.unit) == "count":
+        return None  # "issued 300 paper cups": pieces of what is counted in pieces
+    spec_pack = re.search(r"/\s*([^\d\s/])", mention.best.spec or "")
+    if not spec_pack:
+        return None
+    n, unit, pack = _number(r.slots.quantities[0].amount), mention.best.unit, spec_pack.group(1)
+    english = PACK_WORDS.get(pack, (pack,))[0]
+    return (
+        f"{mention.best.name_zh} {n} 是指 {n} {unit} 还是 {n} {pack}（{mention.best.spec}）？",
+        f"{mention.best.name_en}: is that {n} {unit} or {n} {english}{'s' if n != 1 else ''} ({mention.best.spec})?",
+    )
 
 
 def _sure_ofdirection(r: Reading) -> bool:

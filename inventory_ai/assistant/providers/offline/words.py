@@ -15,15 +15,17 @@ LOSS = (
 )
 OUT = (
     r"出过?库|领|用了|用掉|用去|用过|使用|用量|发料|发了|出了|发出|出货|发货|拿[了过走去]|取[了过走]|扣掉|扣减|消耗|报废|报损|损耗|"
-    r"book(?:ed|ing)? out|\bbook(?:ed|ing)?\s+(?:(?!in\b)\w+\s+){1,3}out\b|\bpick(?:ed|ing|s)?\b(?! up\b)|\bt(?:ake|akes|ook|aken|aking) out\b|used|usage|issued?|took|taken|went out|moved out|left the warehouse|outbound|"
+    r"出[个下]库|出一下库|book(?:ed|ing)? out|\bbook(?:ed|ing)?\s+(?:(?!in\b)\w+\s+){1,3}out\b|\bpick(?:ed|ing|s)?\b(?! up\b)|\bt(?:ake|akes|ook|aken|aking) out\b|used|usage|issued?|took|taken|went out|gone out|goes out|moved out|left the warehouse|outbound|"
     r"consum|sent out|dispatch|ship(?:ped|s)? out|\bpull(?:ed|ing)?\b|deduct|write off|wrote off|written off|wasted|"
     r"spoil|damaged|\buse\b|\bouts\b|退(?:货)?给?供应商|returned? to (?:the )?supplier|"
     rf"{LOSS}|退货|\bback to (?:the )?(?:supplier|vendor)\b|^\s*out\b(?!\s+of\b)|"
-    r"(?<![\u4e00-\u9fff])出(?![\u4e00-\u9fff])|(?<=[库仓])出(?![\u4e00-\u9fff])"
+    r"(?<![\u4e00-\u9fff])出(?![\u4e00-\u9fff])|(?<=[库仓])出(?![\u4e00-\u9fff])|(?<=[库仓])出的"
 )
 IN = (
-    r"(?<![\u4e00-\u9fff])入(?![\u4e00-\u9fff])|入过?库|入了|入过|进仓|到货|刚到|(?<!送)到的|收货|收到|收了|收的|签收|进了|进过|进来|进货|进库|到了|来了|送来|送到|补了|上架|"
-    r"退库|退料|退回(?!\S{0,3}供应商)|book(?:ed|ing)? in\b|\bbook(?:ed|ing)?\s+(?:(?!out\b)\w+\s+){1,3}in\b(?!\s+(?:the\s+)?(?:system|ledger|cold|main|packaging|warehouse|store|wh))|incoming|\breceipts?\b|\bin yet\b|\bturned up\b|\bdid (?:we|you|they) get\b|进来|\bc(?:ame|ome|omes|oming) in(?:to)?\b|\b(?:finally|just|has|have|it) (?:came|come)\b(?! out| back)|arriv|receiv|reciev|deliver|inbound|got in|\bgot\b.{0,40}?\bin\b(?=\s*(?:$|[,.;!，。]|for\b|today\b|this\b|yesterday\b|just now\b))|put away|stock in|"
+    r"(?<![\u4e00-\u9fff])入(?![\u4e00-\u9fff])|入过?库|入[个下]库|入一下库|入了|(?<!先)进的|入过|进仓|到货|刚到|(?<!送)到的|收货|收到|收了|收的|签收|进了|进过|进来|进货|进库|到了|来了|送来|送到|补了|上架|"
+    r"退库|退料|退回(?!\S{0,3}供应商)|book(?:ed|ing)? in\b|\bbook(?:ed|ing)?\s+(?:(?!out\b)\w+\s+){1,3}in\b(?!\s+(?:the\s+)?(?:system|ledger|cold|main|packaging|warehouse|store|wh))|incoming|\breceipts?\b|\bin yet\b|\bturned up\b|\bdid (?:we|you|they) get\b|进来|\bc(?:ame|ome|omes|oming) in(?:to)?\b|\b(?:finally|just|has|have|it) (?:came|come)\b(?! out| back| by| over| round| around| and| to)|arriv|receiv|reciev|deliver|inbound|got in|\bgot\b.{0,40}?\bin\b(?=\s*(?:$|[,.;!，。]|for\b|today\b|this\b|yesterday\b|just now\b))|put away|stock in|"
+    # "Got 2 tubs of glucose syrup this morning", "we got another 4 rolls": told, not what is left
+    r"\bgot (?:another |in |an extra |(?:some |a )?(?:fresh|new) )?(?:\d|a (?:pallet|case|box|bag|tub|drum|roll|crate)\b)(?!.*\b(?:left|remaining|on hand)\b)|"
     r"卸完|卸了|卸货|卸车|\bunload(?:ed|ing)?\b|\boff the (?:truck|lorry|van)\b|"
     r"restocked|\brcv(?:e?d)?\b|\brec(?:ei)?v?d\b|到的货|\bgrns?\b|returned to (?:the )?(?:store|stock|warehouse)"
 )
@@ -43,6 +45,12 @@ NEGATED = (
     # "not the X, the Y", "not 20 but 30": a correction, not "not all of it came"
     r"\bnot (?:the|that|this) [^,;.!?]{1,30}?(?:,\s+|\s+but\s+)(?:it'?s\s+)?(?=the |that |this )|"
     r"\bnot \d[\d.]*\s*\w{0,6}(?:,\s+|\s+but\s+)(?=\d)"
+)
+# A clause that only sets the scene for the question ("Before I book it out, how much lard is there?",
+# 出库之前，先看看还有多少): not read as the request.
+SCENE = (
+    r"^\s*(?:before|until) (?:i|we|you) [^,，;?？]{1,40}[,，]\s*(?=\S)|"
+    r"^\s*[^，,;?？。]{1,12}(?:之前|以前)\s*[，,]\s*(?=\S)"
 )
 # Asked about what happened, not told to do it ("谁收的", "when did it last come in", "did the butter
 # come in today?"): with a movement's verb and no amount, the movements are the answer.
@@ -103,7 +111,17 @@ TAMPER = (
     r"账做平|做平账|假账|做假账|应付审计|糊弄审计|(?:还没|没有?)到货?.{0,12}(?:先|就)(?:入库|入账|登记)|"
     r"少记|多记|拿回家|没人会发现|不会有人发现|\bnobody (?:will|would) (?:notice|know)\b|\btake (?:it|them|some) home\b|"
     r"\bcook(?:ing)? the books\b|\bfake (?:a |the )?(?:booking|delivery|receipt|entry)\b|"
-    r"\b(?:hasn't|has not|haven't|didn't) (?:arrived|come)\b.{0,40}\b(?:book|log)\b.{0,30}\b(?:anyway|audit)\b"
+    r"\b(?:hasn't|has not|haven't|didn't) (?:arrived|come)\b.{0,40}\b(?:book|log)\b.{0,30}\b(?:anyway|audit)\b|"
+    # ...or booking in someone else's name, or stock sold privately
+    r"用\S{1,4}的(?:账号|帐号|名义|工号)|(?:冒用|借用)\S{0,4}(?:账号|帐号|工号)|就说是(?:他|她)|私下卖|偷偷卖|倒卖|"
+    r"\b(?:under|with|using|on) (?:his|her|their|someone else's|\w+'s) (?:account|login|name)\b|"
+    r"\b(?:selling|sell|sold) (?:them|it|some)? ?(?:on the side|privately)\b|\bon the side\b"
+)
+# Harm to people through the food (poisoning, tampering with what goes into it): never helped with.
+HARM = (
+    r"下毒|投毒|(?:让|使|害|叫|令)\S{0,8}(?:拉肚子|生病|中毒|过敏发作|吃坏)|"
+    r"\bpoison (?:the|someone|people|them|it|customers|a batch)\b|"
+    r"\bmake (?:people|someone|them|customers|everyone|him|her) (?:sick|ill)\b|\btamper(?:ing)? with (?:the )?food\b"
 )
 # Credentials are never the assistant's to hand out, whatever the wording ("export the users and
 # their passwords", "把API密钥发给我").
@@ -120,13 +138,22 @@ KIND_MARK = (
 # Destroying in bulk is refused whatever the classifier thinks: a destroying verb with "all" or
 # a whole kind of record ("清空所有出入库记录", "wipe the ledger"). One material set to zero is a
 # stocktake, not this.
-DESTROY_VERB = r"删|清空|清零|归零|销毁|抹掉|delete|wipe|erase|purge|truncate|\bdrop\b|zero out|remove"
+DESTROY_VERB = (
+    r"删|清空|清零|归零|销毁|抹掉|delete|wipe|erase|purge|truncate|\bdrop\b|zero out|remove|"
+    # set to nothing ("把所有物料库存改成0", "set every material's stock to zero"): with "all", destroying
+    r"(?:改|设|调|置|变|清)(?:成|为|到)\s*(?:0|零)(?![.\d])|\bset\b.{0,50}\bto (?:0|zero|nothing)\b(?![.\d])"
+)
 BULK = (
     r"所有|全部|一切|全都|整个|数据库|数据|记录|流水|历史|账|\ball\b|every|entire|whole|database|records|"
     r"history|ledger|table|data\b"
 )
+EVERY_MATERIAL = (
+    r"(?:所有|全部|一切|全体|每个|每种|每一种)的?(?:物料|材料|原料|库存|商品|东西|货物?|品项)|"
+    r"\b(?:all|every|each)(?: of)?(?: the| our)? (?:materials?|items?|products?|ingredients?|stock|skus?|inventory)\b|"
+    r"\beverything\b|\bthe (?:whole|entire) (?:stock|inventory|warehouse)\b"
+)
 TEACH = (
-    r"以后我说|以后(?:有人|谁|大家|我们|员工)?(?:再)?(?:说|问|提到|讲)|(?<!请)教(?:下|一下|教)?\S{0,4}?(?:助手|你|它|系统|机器人)|我说.{0,12}(就是|意思是)|when (i|someone|people|staff|anyone) (say|says|type|types|write|writes|ask|asks)|"
+    r"以后我说|以后(?:有人|谁|大家|我们|员工)?(?:再)?(?:跟你|对你|和你|给你)?(?:说|问|提到|讲|打)|(?<!请)教(?:下|一下|教)?\S{0,4}?(?:助手|你|它|系统|机器人)|我说.{0,12}(就是|意思是)|when (i|someone|people|staff|anyone) (say|says|type|types|write|writes|ask|asks)|"
     r"(?:新增|新建|添加|增加|创建|建|加)\s*(?:一|1)?\s*(?:个|条)?\s*(?:新的?)?\s*(?:意图|intent)|教你|学一个|学会|"
     r"teach (?:the )?(?:\w+ )?(?:bot|assistant|system|it)|teach (?:the |a |this )?(?:phrase|word|keyword)s?\b|"
     r"\bmake (?:the |our )?(?:\w+ )?(?:bot|assistant|system|it) (?:understand|learn|know|recogni[sz]e)|"
@@ -139,13 +166,25 @@ TEACH = (
     # "map that phrase to the report formatter", "staff keep typing 'where's the'… set that up so…"
     r"\bmap (?:that|this|the|these|those|it)(?: phrases?| words?)? to\b|\bset (?:that|it|this) up so\b|"
     r"\bkeeps? (?:typing|saying|writing) ['\"“‘]|when (?:they|people|staff|someone|users?) (?:type|say|write)s? ['\"“‘]|"
-    r"(?:说|打|输入)\s*[“\"'‘「][^”\"'’」]{1,20}[”\"'’」]\s*(?:的时候|时)?\s*(?:就|都)?(?:当成|当作|算作|走|查)"
+    r"(?:说|打|输入)\s*[“\"'‘「][^”\"'’」]{1,20}[”\"'’」]\s*(?:的时候|时)?\s*(?:就|都)?(?:当成|当作|算作|走|查)|"
+    # "大家打'找货'或者'find stuff'的时候，你就帮他们去搜物料，学一下"
+    r"(?:说|打|输入|问)\s*[“\"'‘「][^”\"'’」]{1,20}[”\"'’」].{0,30}?(?:的时候|时)\s*[，,]?\s*你?就|"
+    r"[，,。\s](?:学一下|学着点|记住这个)\s*[。.!！吧]?\s*$"
 )
+# Asking whether the lesson was taken ("能记住吗", "got it?"): not a question about the phrase.
+LESSON_CHECK = r"(?:能|可以)?(?:记住|记得住|学会|明白|懂)了?吗|好吗|行吗|可以吗|ok\?|got it\?"
 TRANSFER = (
     r"调拨|移库|调到|转仓|移仓|调仓|调库|转库|倒库|挪到|搬到|transfer|\bxfe?r\b|relocat|\bmov(?:e|ed|ing)\b(?!\s+out)|"
     # "shift" as a verb with a place to go ("shift 20 kg to the cold store"), never a work shift
     r"(?<![-\w])(?<!day )(?<!night )(?<!late )(?<!early )(?<!morning )(?<!afternoon )(?<!evening )(?<!my )(?<!the )(?<!our )(?<!this )"
     r"shift(?:ed|ing)?\b(?=.{0,60}\b(?:to|into|from)\b)(?!\s+(?:lead|team|crew|manager|worker))"
+)
+# Come in and put away in one breath ("蛋挞托到了五箱，已经搬到C栋了", "arrived, moved them to the
+# cold store"): a receipt into that warehouse, not a transfer.
+ARRIVED_AND_PUT = (
+    r"(?:到了|到货|刚到|收到|送来|卸了|卸完|\barrived|\bcame in|\bdelivered|\breceived)[^。.!?？！]{0,24}?[，,;；]\s*"
+    r"(?:已经|都|就|也|and|then|i|we|i've|we've)?\s*(?:已经|都|就)?\s*"
+    r"(?:搬到|放到|放进|挪到|送到|搬进|\b(?:put|moved?|took|taken|brought) (?:them|it|'em) (?:in|into|to|over to)\b)"
 )
 ADJUST = r"盘点|调整|盘亏|盘盈|实盘|adjust|\badj\b|stocktake|counted|\bstock ?(?:check|count)\b"
 # The records of movements, not a movement to make ("盘点调整记录", "transfer history").
@@ -165,14 +204,16 @@ BELOW = r"低于|不到|不足|没到|快到|跌破|\b(?:below|under|beneath|les
 # A list that is itself a booking: a pick list, a delivery note, a count sheet.
 BOOKING_LIST = r"领料|到货|盘点|实际|\bbook\b|\bpick list\b|\bdelivery note\b|\bcount sheet\b"
 # Ordering said as the verb with an amount ("50 cases ordered", 订购20箱).
-ORDER_VERB = r"\b(?:order|buy|purchase|reorder)(?:ed|ing)?\b|采购|订购|请购|下单"
+ORDER_VERB = (
+    r"\b(?:order|buy|purchase|reorder)(?:ed|ing)?\b|采购|订购|请购|下单|(?:跟|找|向|问)供应商(?:要|订|拿|买)"
+)
 # A level asked about as low.
 LOW_WORDS = r"reorder|re-order|补货点|安全库存|最低库存|minimum|\bmin\b|threshold|par level"
 # What the books say, before what was counted ("system says 36 kg but we only have 30", 账上是…实际…).
 ON_THE_BOOKS = r"\bsystem (?:says|shows)|\bbooks? (?:says?|shows?)|\bon (?:the )?(?:system|books)|系统(?:上|里)?(?:显示|是|说)|账上|账面|电脑上"
 # Buying: what a purchase request says.
 BUY = (
-    r"买|采购|订|请购|补货|申请|\b(?:buy|purchase|procure|reorder|requisition|PR)\b|"
+    r"买|采购|(?:跟|找|向|问)供应商(?:要|订|拿)|订|请购|补货|申请|\b(?:buy|purchase|procure|reorder|requisition|PR)\b|"
     r"(?<!the )(?<!our )(?<!this )(?<!that )(?<!end )(?<!weekend )(?<!customer )(?<!an )"
     r"\border\b(?!s?\s*(?:number|no\b|#))"
 )  # "order 20 bags", never "the weekend order"
@@ -186,10 +227,12 @@ ACTS_TRANSFER = (
 )
 ACTS_ADJUST = r"盘点|实盘|\bstocktake\b|\bstock ?(?:count|check)\b"
 ACTS_OUT = (
-    r"出库|领用|领料|报损|\bbook(?:ed)?\s+(?:(?!in\b)\w+\s+){0,3}out\b|\bissue\b|\bpick\b(?! up\b)|"
+    r"出库|出[个下]库|出一下库|领用|领料|报损|\bbook(?:ed)?\s+(?:(?!in\b)\w+\s+){0,3}out\b|\bissue\b|\bpick\b(?! up\b)|"
     rf"{LOSS}|退(?:货)?给?供应商|退货|\b(?:back|return(?:ed)?) to (?:the )?(?:supplier|vendor)\b"
 )
-ACTS_IN = r"入库|收货|退库|\bbook(?:ed)? in\b|\bbook\s+(?:(?!out\b)\w+\s+){1,3}in\b|\breceive\b"
+ACTS_IN = (
+    r"入库|入[个下]库|入一下库|收货|退库|\bbook(?:ed)? in\b|\bbook\s+(?:(?!out\b)\w+\s+){1,3}in\b|\breceive\b"
+)
 # What is left of "芝士都有哪几种" / "which preservatives do we have" once the asking is taken away:
 # the thing to search for when the catalogue linked nothing.
 SEARCH_FILLER = (
@@ -204,6 +247,13 @@ POLITE = (
     r"^\s*(?:早上好|上午好|下午好|晚上好|你好|您好|哈喽|嗨|hi|hello|hey|good morning|morning)[\s,，!！。.~]+|"
     r"[\s,，]*(?:谢谢(?:了|哈|啦|你|您)?|多谢|辛苦了|\bthanks?(?: you)?|\bthx|\bty)[\s!！。.~哈啊呀]*$"
 )
+# A warehouse named by its code or as a store of its own ("WH04", "warehouse 5", 成品仓): checked
+# against the warehouses there are. What stands before 仓 must be a name, not 哪个 or 去.
+WAREHOUSE_SAID = (
+    r"\b(?:wh|warehouse)\s?-?\d{1,3}\b|"
+    r"(?:(?<=^)|(?<=[\s，,。:：在从到去往的里回]))(?P<zh>[\u4e00-\u9fff]{2,3})仓(?![库位管])"
+)
+NOT_A_STORE_NAME = set("我们咱整这那哪各每所全个的在从到去回进出入调本该别其同一两几上下里外前后大小新老原")
 # One word of a request, to count how much it says: an English word or one Chinese character.
 WORD = r"[a-z]+|[\u4e00-\u9fff]"
 
@@ -280,7 +330,8 @@ PINYIN_WORDS = [
     (r"\bhai ?(?:you|sheng) ?duo ?shao\b", "还有多少"), (r"\bduo ?shao\b", "多少"), (r"\bque ?huo\b", "缺货"),
     (r"\bbu ?huo\b", "补货"), (r"\bkuai ?(?:mei ?le|yong ?wan ?le?)\b", "快用完了"), (r"\bjin ?tian\b", "今天"),
     (r"\bzuo ?tian\b", "昨天"), (r"\bben ?zhou\b", "本周"), (r"\bzhe ?zhou\b", "这周"), (r"\bshang ?zhou\b", "上周"),
-    (r"\bben ?yue\b", "本月"), (r"\bleng ?ku\b", "冷库"), (r"\bzhu ?cang\b", "主仓"),
+    (r"\bben ?yue\b", "本月"), (r"\bdou ?you\b", "都有"), (r"\bna ?ji ?zhong\b", "哪几种"),
+    (r"\byou ?na ?xie\b", "有哪些"), (r"\byou ?mei ?you\b", "有没有"), (r"\bhai ?you ?ma\b", "还有吗"), (r"\bleng ?ku\b", "冷库"), (r"\bzhu ?cang\b", "主仓"),
     (r"\b(?:yi|liang|er|san|si|wu|liu|qi|ba|jiu|shi|ban)(?= ?(?:dai|xiang|tong|bao|ping|gong ?jin|jin|ke|dun|he|guan)\b)",
      None),  # a number said in pinyin before a pack or unit: its character (see from_pinyin)
     (r"(?<=[一两二三四五六七八九十半])\s*dun\b", "吨"), (r"(?<=[一两二三四五六七八九十半])\s*he\b", "盒"),
