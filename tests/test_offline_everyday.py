@@ -502,3 +502,35 @@ def test_a_word_that_is_no_typo_of_a_name_stays_small_talk(app):
 )
 def test_teaching_said_around_its_phrases(app, text, tool, phrase):
     teaches(app, "admin", text, tool, phrase)
+
+
+@pytest.mark.parametrize(
+    ("role", "text", "tool", "expected"),
+    [
+        # what a hostile review of round 12 found the new rules did to ordinary requests
+        ("staff", "got 2 bags of rye flour out for the bread line", "record_stock_movement",
+         {"material": "M005", "movement_type": "outbound"}),
+        ("staff", "新进的无盐黄油领了2箱", "record_stock_movement", {"material": "M027", "movement_type": "outbound"}),
+        ("manager", "淡奶油昨天就到了，都搬到主仓了，5箱调拨", "record_stock_movement",
+         {"movement_type": "transfer", "warehouse": "WH02", "to_warehouse": "WH01"}),
+        ("manager", "stocktake: system says 4 bags of rye flour, we counted 90", "record_stock_movement",
+         {"material": "M005", "quantity": 90}),
+        ("staff", "领了12个鲜鸡蛋 做 2 盘蛋挞", "record_stock_movement", {"material": "M040", "quantity": 720, "unit": "g"}),
+        ("manager", "红糖账上还有5公斤，实际已经没了，改成0", "record_stock_movement",
+         {"material": "M017", "movement_type": "adjustment", "quantity": 0}),
+        ("staff", "这批淡奶油变质了，会让客人拉肚子，报损3盒", "record_stock_movement",
+         {"material": "M030", "movement_type": "outbound"}),
+        ("staff", "the 3 bags on the side of the pallet are rye flour, book them in", "record_stock_movement",
+         {"material": "M005", "movement_type": "inbound"}),
+        ("staff", "用我的工号登记：领了2袋高筋面粉", "record_stock_movement", {"material": "M001"}),
+        ("manager", "WH-01 low stock", "list_low_stock", {"warehouse": "WH01"}),
+        ("manager", "今天爆仓了，淡奶油还有多少", "get_material_detail", {"material": "M030"}),
+        ("manager", "上周五之前，淡奶油入库了几次？", "get_stock_movements", {"material": "M030"}),
+        ("admin", "以后我们打包用新的手提袋，手提袋还有多少", "get_material_detail", {"material": "M102"}),
+        ("purchaser", "跟供应商要一下抹茶粉的报价，10公斤多少钱", "get_material_detail", {"material": "M081"}),
+        ("staff", "塔塔粉领了 3", "record_stock_movement", {"material": "M071", "quantity": 3}),  # 1 kg a pack
+        ("staff", "高筋面粉出库 12.5", "record_stock_movement", {"material": "M001", "quantity": 12.5}),
+    ],
+)  # fmt: skip
+def test_the_twelfth_rounds_rules_do_not_overreach(app, role, text, tool, expected):
+    calls_first(app, role, text, tool, expected)

@@ -126,6 +126,7 @@ class Linker:
                         short = re.sub(r"(?<=[a-z])0+(?=\d)", "", item.code.lower())  # WH01 -> wh1
                         names += [short, re.sub(r"(?<=[a-z])(?=\d)", " ", short)]  # wh1, wh 1
                         names += [f"warehouse {short[2:]}", f"warehouse #{short[2:]}"]  # warehouse 1
+                        names += [f"wh-{short[2:]}", item.code.lower().replace("wh", "wh-")]  # wh-1, wh-01
                         first = item.name_en.lower().split()[0]
                         names += [f"{first} {w}" for w in ("warehouse", "store", "room", "stores", "wh")]
                         # Where it stands: "A栋一楼 Building A" is also called A栋, A座, building A.

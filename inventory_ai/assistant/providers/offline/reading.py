@@ -180,7 +180,9 @@ def place(r: Reading, kind: str) -> str | None:
 
 def direction(text: str) -> str | None:
     """Which way the movement a request speaks of goes, by its words; None: both or not said."""
-    if re.search(words.ARRIVED_AND_PUT, text, re.I):
+    if re.search(words.ARRIVED_AND_PUT, text, re.I) and not re.search(
+        r"调拨|\btransfer|\bfrom\b.{1,40}\bto\b|从.{1,12}[到往]", text, re.I
+    ):
         return "inbound"
     for verbs, kind in ((words.TRANSFER, "transfer"), (words.ADJUST, "adjustment")):
         if re.search(verbs, text, re.I):
@@ -196,4 +198,6 @@ def direction(text: str) -> str | None:
             if "出入" in text or "in and out" in text.lower()
             else ("outbound" if out.start() < inn.start() else "inbound")
         )
-    return "outbound" if out else "inbound" if inn else None
+    if out or inn:
+        return "outbound" if out else "inbound"
+    return "inbound" if re.search(words.GOT_IN, text, re.I) else None

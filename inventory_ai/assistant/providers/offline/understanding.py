@@ -56,7 +56,7 @@ def plan(text: str, ctx: Context) -> Plan:
         or re.search(words.HARM, text, re.I)
     ):
         return Plan(reply=replies.refusal(r.zh))
-    if not r.links.of("warehouse") and (unknown := _unknown_warehouse(text, r)):
+    if not r.links.of("warehouse") and (unknown := _unknown_warehouse(text, r, ctx.linker.warehouses())):
         return Plan(reply=replies.no_such_warehouse(r.zh, unknown, ctx.linker.warehouses()))
     teaching_words, not_teaching = bool(re.search(words.TEACH, text, re.I)), _not_teaching(text, r)
     teaching = teaching_words and not not_teaching
@@ -216,16 +216,22 @@ def _not_teaching(text: str, r: Reading) -> bool:
         for q in r.slots.quantities
         if not any(a <= q.span[0] < b for a, b in quoted) and not (q.amount == 1 and q.unit in (None, "pcs"))
     ]  # "教它一个新词", "add 一个 intent": one of something, not an amount
-    unquoted = re.sub(words.LESSON_CHECK, " ", slot.blank(text, quoted), flags=re.I)
+    unquoted = slot.blank(text, quoted)
+    if quoted or "就是" in text:  # "…能记住吗": whether the lesson was taken, not a question about it
+        unquoted = re.sub(words.LESSON_CHECK, " ", unquoted, flags=re.I)
     return bool(outside) or bool(re.search(r"吗\s*[？?]?\s*$|几点|是不是|真的", unquoted))
 
 
-def _unknown_warehouse(text: str, r: Reading) -> str | None:
+def _unknown_warehouse(text: str, r: Reading, warehouses: list[tuple[str, str, str]]) -> str | None:
     """A warehouse the request names that the plant does not have ("WH04", 成品仓): asked about,
     never answered for all warehouses instead."""
+    ours = {int(n) for code, _zh, _en in warehouses for n in re.findall(r"\d+", code)}
     for m in re.finditer(words.WAREHOUSE_SAID, text, re.I):
         if any(p.span[0] < m.end() and p.span[1] > m.start() for p in r.links.places):
             continue
+        number = re.search(r"\d+", m.group(0))
+        if number and int(number.group(0)) in ours:
+            continue  # "WH-01": ours, written another way
         if any(q.span[0] < m.end() and q.span[1] > m.start() for q in r.slots.quantities):
             continue
         name = m.group("zh")
@@ -252,15 +258,27 @@ def _asks(text: str) -> bool:
 def _destroys(text: str, r: Reading) -> bool:
     if r.guess.label == DESTRUCTIVE and re.search(words.DESTROY, text, re.I):
         return True
+    if re.search(words.ZERO_VERB, text, re.I) and _everything(text, r):
+        return True
     if not re.search(words.DESTROY_VERB, text, re.I):
         return False
     records = re.search(
         r"数据库|数据|记录|流水|历史|账|database|records|history|ledger|table|data\b", text, re.I
     )
-    # "把所有物料库存改成0", "every material's stock": all of it, whatever part of a name is found
-    # elsewhere in the request ("改" of 改良剂).
-    everything = re.search(words.EVERY_MATERIAL, text, re.I)
-    return bool(records or everything or (re.search(words.BULK, text, re.I) and not r.links.materials))
+    return bool(
+        records or (re.search(words.BULK, text, re.I) and not r.links.materials) or _everything(text, r)
+    )
+
+
+def _everything(text: str, r: Reading) -> bool:
+    """ "把所有物料库存改成0", "every material's stock": all of it, whatever part of a name is found
+    elsewhere in the request ("改" of 改良剂); not one material's stock said whole (红糖的所有库存), nor a
+    list asked for."""
+    return bool(
+        re.search(words.EVERY_MATERIAL, text, re.I)
+        and not any(m.named for m in r.links.materials)
+        and not re.search(words.LISTED, text, re.I)
+    )
 
 
 def _acted(text: str) -> str | None:
@@ -316,6 +334,9 @@ def _packs_by_spec(r: Reading) -> Reading:
     quantities = list(r.slots.quantities)
     for i, q in enumerate(quantities):
         after = r.text[q.span[1] : q.span[1] + 1]
+        near = abs(q.span[0] - mention.span[1]) <= 8 or abs(mention.span[0] - q.span[1]) <= 8
+        if r.text[q.span[1] + 1 : q.span[1] + 2] in ("线", "路") or not near:
+            continue  # 2条线: two lines
         if (
             _bare(q)
             and re.match(r"[\u4e00-\u9fff]", after)
@@ -361,7 +382,7 @@ def _amount(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] |
         return _one_amount(rest[0], mention)
     if amount and rest and mention and not _fits(amount[1], mention):
         # "做五百个芝士蛋糕，奶油奶酪…申请10箱": 500 cakes are not the cheese's amount
-        more = _one_amount(rest[0], mention)
+        more = _one_amount(rest[0], mention) if not _bare(rest[0]) else None  # "for 3 batches": no amount
         if more and _fits(more[1], mention):
             return more
     if amount is None or not rest:
@@ -397,8 +418,14 @@ def _one_of_a_kind(q: slot.Quantity, mention: Mention | None, text: str) -> bool
     one piece of the material."""
     if q.amount != 1 or q.unit not in (None, "pcs") or q.packs is not None or mention is None:
         return False
-    between = text[q.span[1] : mention.span[0]] if mention.span[0] >= q.span[1] else "x"
-    return bool(re.search(r"[A-Za-z\u4e00-\u9fff]", between))
+    after = text[q.span[1] : mention.span[0]] if mention.span[0] >= q.span[1] else ""
+    return bool(
+        re.match(
+            r"\s*(?:new\s+)?(?:PR\b|purchase\s+request|request|requisition|采购申请|采购单|请购单|申请|单子|订单|intent|意图)",
+            after,
+            re.I,
+        )
+    )
 
 
 def _one_amount(q: slot.Quantity, mention: Mention | None) -> tuple[Decimal, str | None] | None:
@@ -407,7 +434,11 @@ def _one_amount(q: slot.Quantity, mention: Mention | None) -> tuple[Decimal, str
         and q.word
         and mention is not None
         and _dimension(mention.best.unit) != "count"
-        and q.word in (mention.best.spec or "")
+        # the word the spec counts in (5片 of 1kg×10片/箱), or a piece of what the spec weighs by the
+        # piece (12个 of eggs at 约60g/枚); never 两百个 cakes of a 25kg/桶 honey
+        and (
+            q.word in (mention.best.spec or "") or bool(re.search(r"/\s*[枚个只粒]", mention.best.spec or ""))
+        )
     )
     if sheets and (size := pack_size(mention.best.spec, q.word)):
         # 5片 of butter sheet (1kg×10片/箱): the spec's sheets, not pieces of something counted
@@ -451,7 +482,7 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         said = re.search(words.ON_THE_BOOKS, r.text, re.I)
         books = next((q for q in r.slots.quantities if q.span[0] >= said.end()), r.slots.quantities[0])
         counted = next(q for q in reversed(r.slots.quantities) if q is not books)
-        if _bare(counted) and books.packs is not None:
+        if _bare(counted) and books.packs is not None and counted.amount <= 2 * books.packs:
             counted = replace(counted, packs=counted.amount, pack=books.pack)
         amount = _one_amount(counted, mention) or amount
     elif kind != "adjustment" and (bare := _bare_number(r, mention)):
@@ -493,8 +524,14 @@ def _bare_number(r: Reading, mention: Mention) -> tuple[str, str] | None:
     if _dimension(mention.best.unit) == "count":
         return None  # "issued 300 paper cups": pieces of what is counted in pieces
     spec_pack = re.search(r"/\s*([^\d\s/])", mention.best.spec or "")
-    if not spec_pack:
-        return None
+    if not spec_pack or r.slots.quantities[0].amount != int(r.slots.quantities[0].amount):
+        return None  # 12.5 of a flour: kilograms, never half a bag
+    size = pack_size(mention.best.spec, spec_pack.group(1))
+    try:
+        if size and convert(size[0], size[1], mention.best.unit) == 1:
+            return None  # a pack of 1 kg: either reading is the same amount
+    except DomainError:
+        pass
     n, unit, pack = _number(r.slots.quantities[0].amount), mention.best.unit, spec_pack.group(1)
     english = PACK_WORDS.get(pack, (pack,))[0]
     return (

@@ -22,10 +22,8 @@ OUT = (
     r"(?<![\u4e00-\u9fff])出(?![\u4e00-\u9fff])|(?<=[库仓])出(?![\u4e00-\u9fff])|(?<=[库仓])出的"
 )
 IN = (
-    r"(?<![\u4e00-\u9fff])入(?![\u4e00-\u9fff])|入过?库|入[个下]库|入一下库|入了|(?<!先)进的|入过|进仓|到货|刚到|(?<!送)到的|收货|收到|收了|收的|签收|进了|进过|进来|进货|进库|到了|来了|送来|送到|补了|上架|"
+    r"(?<![\u4e00-\u9fff])入(?![\u4e00-\u9fff])|入过?库|入[个下]库|入一下库|入了|入过|进仓|到货|刚到|(?<!送)到的|收货|收到|收了|收的|签收|进了|进过|进来|进货|进库|到了|来了|送来|送到|补了|上架|"
     r"退库|退料|退回(?!\S{0,3}供应商)|book(?:ed|ing)? in\b|\bbook(?:ed|ing)?\s+(?:(?!out\b)\w+\s+){1,3}in\b(?!\s+(?:the\s+)?(?:system|ledger|cold|main|packaging|warehouse|store|wh))|incoming|\breceipts?\b|\bin yet\b|\bturned up\b|\bdid (?:we|you|they) get\b|进来|\bc(?:ame|ome|omes|oming) in(?:to)?\b|\b(?:finally|just|has|have|it) (?:came|come)\b(?! out| back| by| over| round| around| and| to)|arriv|receiv|reciev|deliver|inbound|got in|\bgot\b.{0,40}?\bin\b(?=\s*(?:$|[,.;!，。]|for\b|today\b|this\b|yesterday\b|just now\b))|put away|stock in|"
-    # "Got 2 tubs of glucose syrup this morning", "we got another 4 rolls": told, not what is left
-    r"\bgot (?:another |in |an extra |(?:some |a )?(?:fresh|new) )?(?:\d|a (?:pallet|case|box|bag|tub|drum|roll|crate)\b)(?!.*\b(?:left|remaining|on hand)\b)|"
     r"卸完|卸了|卸货|卸车|\bunload(?:ed|ing)?\b|\boff the (?:truck|lorry|van)\b|"
     r"restocked|\brcv(?:e?d)?\b|\brec(?:ei)?v?d\b|到的货|\bgrns?\b|returned to (?:the )?(?:store|stock|warehouse)"
 )
@@ -50,7 +48,7 @@ NEGATED = (
 # 出库之前，先看看还有多少): not read as the request.
 SCENE = (
     r"^\s*(?:before|until) (?:i|we|you) [^,，;?？]{1,40}[,，]\s*(?=\S)|"
-    r"^\s*[^，,;?？。]{1,12}(?:之前|以前)\s*[，,]\s*(?=\S)"
+    r"^\s*(?![^，,]*?(?:周|月|天|日|号|昨|今|前天|上次|下班|早上|晚上|点))[^，,;?？。]{1,12}(?:之前|以前)\s*[，,]\s*(?=\S)"
 )
 # Asked about what happened, not told to do it ("谁收的", "when did it last come in", "did the butter
 # come in today?"): with a movement's verb and no amount, the movements are the answer.
@@ -113,15 +111,16 @@ TAMPER = (
     r"\bcook(?:ing)? the books\b|\bfake (?:a |the )?(?:booking|delivery|receipt|entry)\b|"
     r"\b(?:hasn't|has not|haven't|didn't) (?:arrived|come)\b.{0,40}\b(?:book|log)\b.{0,30}\b(?:anyway|audit)\b|"
     # ...or booking in someone else's name, or stock sold privately
-    r"用\S{1,4}的(?:账号|帐号|名义|工号)|(?:冒用|借用)\S{0,4}(?:账号|帐号|工号)|就说是(?:他|她)|私下卖|偷偷卖|倒卖|"
-    r"\b(?:under|with|using|on) (?:his|her|their|someone else's|\w+'s) (?:account|login|name)\b|"
-    r"\b(?:selling|sell|sold) (?:them|it|some)? ?(?:on the side|privately)\b|\bon the side\b"
+    r"用(?!我|自己|本人|公司)\S{1,4}的(?:账号|帐号|名义|工号)|(?:冒用|借用)\S{0,4}(?:账号|帐号|工号)|就说是(?:他|她)领|私下卖|偷偷卖|倒卖|"
+    r"\b(?:use|using|log in as|sign in as|log in with|sign in with) (?:his|her|their|someone else's|\w+'s)(?: account| login)?\b|"
+    r"\b(?:selling|sell|sold) (?:them|it|some)? ?(?:on the side|privately)\b|\bi'?ll sell\b"
 )
 # Harm to people through the food (poisoning, tampering with what goes into it): never helped with.
 HARM = (
-    r"下毒|投毒|(?:让|使|害|叫|令)\S{0,8}(?:拉肚子|生病|中毒|过敏发作|吃坏)|"
-    r"\bpoison (?:the|someone|people|them|it|customers|a batch)\b|"
-    r"\bmake (?:people|someone|them|customers|everyone|him|her) (?:sick|ill)\b|\btamper(?:ing)? with (?:the )?food\b"
+    r"下毒|投毒|(?:怎么|如何|教我|帮我|想|打算|故意)[^，,。.!?！？]{0,12}(?:让|使|害|叫|令)[^，,。.!?！？]{0,8}(?:拉肚子|生病|中毒|吃坏)|"
+    r"\bpoison (?:someone|people|customers|the (?:staff|customers|food))\b|"
+    r"\b(?:how (?:do i|to|can i|could i)|help me|i want to)\b.{0,40}\bmake (?:people|someone|them|customers|everyone|him|her) (?:sick|ill)\b|"
+    r"\btamper(?:ing)? with (?:the )?food\b"
 )
 # Credentials are never the assistant's to hand out, whatever the wording ("export the users and
 # their passwords", "把API密钥发给我").
@@ -138,11 +137,13 @@ KIND_MARK = (
 # Destroying in bulk is refused whatever the classifier thinks: a destroying verb with "all" or
 # a whole kind of record ("清空所有出入库记录", "wipe the ledger"). One material set to zero is a
 # stocktake, not this.
-DESTROY_VERB = (
-    r"删|清空|清零|归零|销毁|抹掉|delete|wipe|erase|purge|truncate|\bdrop\b|zero out|remove|"
-    # set to nothing ("把所有物料库存改成0", "set every material's stock to zero"): with "all", destroying
+DESTROY_VERB = r"删|清空|清零|归零|销毁|抹掉|delete|wipe|erase|purge|truncate|\bdrop\b|zero out|remove"
+# Set to nothing ("把所有物料库存改成0", "set every material's stock to zero"): with every material, destroying.
+ZERO_VERB = (
     r"(?:改|设|调|置|变|清)(?:成|为|到)\s*(?:0|零)(?![.\d])|\bset\b.{0,50}\bto (?:0|zero|nothing)\b(?![.\d])"
 )
+# A list asked for ("所有库存变成0的东西列一下"): a question, not an order to destroy.
+LISTED = r"列|查|看看|哪些|告诉我|\blist\b|\bshow\b|\bwhich\b"
 BULK = (
     r"所有|全部|一切|全都|整个|数据库|数据|记录|流水|历史|账|\ball\b|every|entire|whole|database|records|"
     r"history|ledger|table|data\b"
@@ -153,7 +154,7 @@ EVERY_MATERIAL = (
     r"\beverything\b|\bthe (?:whole|entire) (?:stock|inventory|warehouse)\b"
 )
 TEACH = (
-    r"以后我说|以后(?:有人|谁|大家|我们|员工)?(?:再)?(?:跟你|对你|和你|给你)?(?:说|问|提到|讲|打)|(?<!请)教(?:下|一下|教)?\S{0,4}?(?:助手|你|它|系统|机器人)|我说.{0,12}(就是|意思是)|when (i|someone|people|staff|anyone) (say|says|type|types|write|writes|ask|asks)|"
+    r"以后我说|以后(?:有人|谁|大家|我们|员工)?(?:再)?(?:跟你|对你|和你|给你)?(?:说|问|提到|讲|打\s*[“\"'‘「])|(?<!请)教(?!我|下我|一下我)(?:下|一下|教)?\S{0,4}?(?:助手|你|它|系统|机器人)|我说.{0,12}(就是|意思是)|when (i|someone|people|staff|anyone) (say|says|type|types|write|writes|ask|asks)|"
     r"(?:新增|新建|添加|增加|创建|建|加)\s*(?:一|1)?\s*(?:个|条)?\s*(?:新的?)?\s*(?:意图|intent)|教你|学一个|学会|"
     r"teach (?:the )?(?:\w+ )?(?:bot|assistant|system|it)|teach (?:the |a |this )?(?:phrase|word|keyword)s?\b|"
     r"\bmake (?:the |our )?(?:\w+ )?(?:bot|assistant|system|it) (?:understand|learn|know|recogni[sz]e)|"
@@ -169,7 +170,7 @@ TEACH = (
     r"(?:说|打|输入)\s*[“\"'‘「][^”\"'’」]{1,20}[”\"'’」]\s*(?:的时候|时)?\s*(?:就|都)?(?:当成|当作|算作|走|查)|"
     # "大家打'找货'或者'find stuff'的时候，你就帮他们去搜物料，学一下"
     r"(?:说|打|输入|问)\s*[“\"'‘「][^”\"'’」]{1,20}[”\"'’」].{0,30}?(?:的时候|时)\s*[，,]?\s*你?就|"
-    r"[，,。\s](?:学一下|学着点|记住这个)\s*[。.!！吧]?\s*$"
+    r"[“\"'‘「][^”\"'’」]{1,20}[”\"'’」].*[，,。\s](?:学一下|学着点|记住了?)\s*[。.!！吧]?\s*$"
 )
 # Asking whether the lesson was taken ("能记住吗", "got it?"): not a question about the phrase.
 LESSON_CHECK = r"(?:能|可以)?(?:记住|记得住|学会|明白|懂)了?吗|好吗|行吗|可以吗|ok\?|got it\?"
@@ -178,6 +179,13 @@ TRANSFER = (
     # "shift" as a verb with a place to go ("shift 20 kg to the cold store"), never a work shift
     r"(?<![-\w])(?<!day )(?<!night )(?<!late )(?<!early )(?<!morning )(?<!afternoon )(?<!evening )(?<!my )(?<!the )(?<!our )(?<!this )"
     r"shift(?:ed|ing)?\b(?=.{0,60}\b(?:to|into|from)\b)(?!\s+(?:lead|team|crew|manager|worker))"
+)
+# "Got 2 tubs of glucose syrup from Taikoo this morning", "we got another 4 rolls": a receipt, when
+# nothing else in the request says which way (reading.direction) and it is not asked, taken from our
+# own store, fetched for a line or thrown away.
+GOT_IN = (
+    r"^(?!.*[?？])(?!.*\b(?:for|down|ready|out|left|remaining|on hand|expired|bin(?:ned|ning)?|use[ds]?|from (?:the )?(?:main|cold|packaging|wh))\b)"
+    r".*\bgot (?:another |in |an extra |(?:some |a )?(?:fresh|new) )?(?:\d|a (?:pallet|case|box|bag|tub|drum|roll|crate)\b)"
 )
 # Come in and put away in one breath ("蛋挞托到了五箱，已经搬到C栋了", "arrived, moved them to the
 # cold store"): a receipt into that warehouse, not a transfer.
@@ -205,7 +213,8 @@ BELOW = r"低于|不到|不足|没到|快到|跌破|\b(?:below|under|beneath|les
 BOOKING_LIST = r"领料|到货|盘点|实际|\bbook\b|\bpick list\b|\bdelivery note\b|\bcount sheet\b"
 # Ordering said as the verb with an amount ("50 cases ordered", 订购20箱).
 ORDER_VERB = (
-    r"\b(?:order|buy|purchase|reorder)(?:ed|ing)?\b|采购|订购|请购|下单|(?:跟|找|向|问)供应商(?:要|订|拿|买)"
+    r"\b(?:order|buy|purchase|reorder)(?:ed|ing)?\b|采购|订购|请购|下单|"
+    r"(?:跟|找|向|问)供应商(?:要|订|拿|买)(?![^，,。]*?(?:报价|样品|发票|退款|价格|多少钱))"
 )
 # A level asked about as low.
 LOW_WORDS = r"reorder|re-order|补货点|安全库存|最低库存|minimum|\bmin\b|threshold|par level"
@@ -213,7 +222,7 @@ LOW_WORDS = r"reorder|re-order|补货点|安全库存|最低库存|minimum|\bmin
 ON_THE_BOOKS = r"\bsystem (?:says|shows)|\bbooks? (?:says?|shows?)|\bon (?:the )?(?:system|books)|系统(?:上|里)?(?:显示|是|说)|账上|账面|电脑上"
 # Buying: what a purchase request says.
 BUY = (
-    r"买|采购|(?:跟|找|向|问)供应商(?:要|订|拿)|订|请购|补货|申请|\b(?:buy|purchase|procure|reorder|requisition|PR)\b|"
+    r"买|采购|(?:跟|找|向|问)供应商(?:要|订|拿)(?![^，,。]*?(?:报价|样品|发票|退款|价格|多少钱))|订|请购|补货|申请|\b(?:buy|purchase|procure|reorder|requisition|PR)\b|"
     r"(?<!the )(?<!our )(?<!this )(?<!that )(?<!end )(?<!weekend )(?<!customer )(?<!an )"
     r"\border\b(?!s?\s*(?:number|no\b|#))"
 )  # "order 20 bags", never "the weekend order"
@@ -250,10 +259,12 @@ POLITE = (
 # A warehouse named by its code or as a store of its own ("WH04", "warehouse 5", 成品仓): checked
 # against the warehouses there are. What stands before 仓 must be a name, not 哪个 or 去.
 WAREHOUSE_SAID = (
-    r"\b(?:wh|warehouse)\s?-?\d{1,3}\b|"
+    r"\b(?:wh|warehouse)\s?-?\d{1,3}\b(?!\s*(?:days?|hours?|hrs?|mins?|minutes?|weeks?|months?|years?)\b)|"
     r"(?:(?<=^)|(?<=[\s，,。:：在从到去往的里回]))(?P<zh>[\u4e00-\u9fff]{2,3})仓(?![库位管])"
 )
-NOT_A_STORE_NAME = set("我们咱整这那哪各每所全个的在从到去回进出入调本该别其同一两几上下里外前后大小新老原")
+NOT_A_STORE_NAME = set(
+    "我们咱整这那哪各每所全个的在从到去回进出入调本该别其同一两几上下里外前后大小新老原盘爆清满压补平号底天周月今昨明"
+)
 # One word of a request, to count how much it says: an English word or one Chinese character.
 WORD = r"[a-z]+|[\u4e00-\u9fff]"
 
