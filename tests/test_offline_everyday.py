@@ -498,6 +498,11 @@ def test_a_word_that_is_no_typo_of_a_name_stays_small_talk(app):
         ("教一下系统：以后有人说“出库单”，就去查出库记录", "get_stock_movements", "出库单"),
         ("teach the assistant that '缺料' means show the low-stock list", "list_low_stock", "缺料"),
         ("新intent：'啥价钱'和'多少钱一斤' 都指到物料详情", "get_material_detail", "啥价钱"),
+        (
+            "以后有人说“半成品仓缺啥”，就查低库存",
+            "list_low_stock",
+            "半成品仓缺啥",
+        ),  # a phrase, not a warehouse
     ],
 )
 def test_teaching_said_around_its_phrases(app, text, tool, phrase):

@@ -226,7 +226,8 @@ def _unknown_warehouse(text: str, r: Reading, warehouses: list[tuple[str, str, s
     """A warehouse the request names that the plant does not have ("WH04", 成品仓): asked about,
     never answered for all warehouses instead."""
     ours = {int(n) for code, _zh, _en in warehouses for n in re.findall(r"\d+", code)}
-    for m in re.finditer(words.WAREHOUSE_SAID, text, re.I):
+    quoted = re.sub(r"[“\"「『'‘][^”\"」』'’]{1,50}[”\"」』'’]", lambda q: " " * len(q.group(0)), text)
+    for m in re.finditer(words.WAREHOUSE_SAID, quoted, re.I):  # a phrase being taught is not asked about
         if any(p.span[0] < m.end() and p.span[1] > m.start() for p in r.links.places):
             continue
         number = re.search(r"\d+", m.group(0))
