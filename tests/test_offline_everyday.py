@@ -457,6 +457,7 @@ def test_the_loss_words_do_not_overreach(app, role, text, tool):
          {"material": "M022", "movement_type": "adjustment", "quantity": 225}),
         # a bare number of something that comes in packs is asked about; pieces are pieces
         ("staff", "收到蜂蜜6", None, None),
+        ("purchaser", "申请采购蜂蜜 6", None, None),  # a purchase request is a write too
         ("staff", "issued 400 bread bags to the line", "record_stock_movement", {"material": "M091", "quantity": 400}),
         # a warehouse the plant does not have
         ("manager", "what's running low in WH07?", None, None),

@@ -594,6 +594,8 @@ def _purchase(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if isinstance(found, Plan):
         return found
     mention, amount = found
+    if bare := _bare_number(r, mention):
+        return Plan(reply=replies.ask(r.zh, *bare))  # "申请高筋面粉 20": 20 kg or 20 bags, a write either way
     args.update(material=mention.best.code, quantity=_number(amount[0]))
     if amount[1]:
         args["unit"] = amount[1]
