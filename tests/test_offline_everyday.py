@@ -540,3 +540,18 @@ def test_teaching_said_around_its_phrases(app, text, tool, phrase):
 )  # fmt: skip
 def test_the_twelfth_rounds_rules_do_not_overreach(app, role, text, tool, expected):
     calls_first(app, role, text, tool, expected)
+
+
+def test_a_kind_said_in_two_characters_finds_its_names_with_one_between(app, session):
+    """蛋液 is 全蛋液 and 冷冻蛋液, and 蛋黄液 and 蛋白液 too; 黄油有哪些 asks for every butter, not
+    for 有盐黄油 because it has the same characters."""
+    from inventory_ai.services.search import search_materials
+
+    call = first_call(ask(app, "staff", "冷库的蛋液还剩多少"))
+    assert call["name"] == "search_materials"
+    found = {m.code for m in search_materials(session, call["arguments"]["keyword"], limit=50).materials}
+    assert {"M041", "M042", "M043", "M049"} <= found
+    call = first_call(ask(app, "staff", "奶油有哪些"))
+    assert call["name"] == "search_materials" and call["arguments"]["keyword"] == "奶油"
+    call = first_call(ask(app, "staff", "黄油有哪些"))
+    assert call["name"] == "search_materials" and call["arguments"]["keyword"] == "黄油"

@@ -86,6 +86,17 @@ def _candidate(m: Material) -> Candidate:
 _EVERYDAY = {"golden", "bright", "fresh", "green", "super", "happy", "royal", "great", "first", "angel"}
 
 
+# Characters that only join a sentence (有, 的, 都, 吗…): one stuck to a name's edge is no part of it.
+_FUNCTION_CHARS = set("有的了是在和及与吗呢吧啊呀嘛哦还么啥这那都也就要")
+
+
+def _glued(phrase: str, mention: Mention) -> bool:
+    """A request word stuck to a name ("黄油有哪些": 黄油有), found only because a name has the same
+    characters elsewhere (有盐黄油): not what was named."""
+    edges = {phrase[0], phrase[-1]} & _FUNCTION_CHARS
+    return len(phrase) >= 2 and bool(edges) and not any(phrase in c.name_zh for c in mention.candidates)
+
+
 def _slips(a: str, b: str) -> int:
     """Typing slips between two words: letters left out, added, changed or swapped (the optimal
     string alignment distance)."""
@@ -339,7 +350,8 @@ class Linker:
         """The names in a segment, longest first, then, when that one is a material of its own, in
         what is left on either side of it: 红豆莲蓉芋泥 is three fillings."""
         found = self._longest(segment, offset, alone)
-        if (found is None or len(found.text) < len(segment)) and len(segment) >= 3:
+        glued = segment[0] in _FUNCTION_CHARS or segment[-1] in _FUNCTION_CHARS  # 黄油有(哪些)
+        if (found is None or len(found.text) < len(segment)) and len(segment) >= 3 and not glued:
             found = self._reordered(segment, offset) or found
         if found is None or not found.exact:
             return [found] if found else []  # 芒果味香精: a loose 味香精, its 芒果 says which kind
@@ -377,7 +389,7 @@ class Linker:
                 if size == 1 and (phrase in words.ZH_SINGLE_STOP or len(segment) > 1 or not alone):
                     continue
                 mention = self._search(phrase, (offset + i, offset + i + size))
-                if mention is not None:
+                if mention is not None and not _glued(phrase, mention):
                     return mention
         return None
 
@@ -450,6 +462,22 @@ class Linker:
         """How many materials a search for this phrase finds."""
         found = self._search(phrase, (0, len(phrase)))
         return found.total if found else 0
+
+    def kind_keyword(self, word: str) -> str:
+        """The search for a two-character kind that also finds its names with a character between
+        (蛋液 for 全蛋液 and 冷冻蛋液, and 蛋黄液, 蛋白液 too): the two characters apart ("蛋 液")
+        when that finds the same materials and only such names besides; else the word."""
+        if not re.fullmatch(r"[\u4e00-\u9fff]{2}", word):
+            return word
+        whole = {m.name_zh for m in search_materials(self.session, word, limit=50).materials}
+        apart = {
+            m.name_zh for m in search_materials(self.session, f"{word[0]} {word[1]}", limit=50).materials
+        }
+        extra = apart - whole
+        if len(whole) < 2 or not extra or not whole <= apart:
+            return word
+        infix = re.compile(f"{word[0]}[\u4e00-\u9fff]{word[1]}")
+        return f"{word[0]} {word[1]}" if all(infix.search(name) for name in extra) else word
 
     def _search(self, phrase: str, span: tuple[int, int]) -> Mention | None:
         page = search_materials(self.session, phrase, limit=8)
