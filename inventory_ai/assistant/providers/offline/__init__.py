@@ -6,5 +6,6 @@ words.py     the verbs and phrases it acts on (directions, questions, refusals, 
 linking.py   which materials, warehouses, categories and suppliers it names
 classifier.py  how it asks: a linear model over character n-grams, trained on example phrases
 slots.py     its quantities, units, packs, periods, dates and codes
+amounts.py   how much of the material they say (packs its spec names, a bare number to ask about)
 answers.py   the answer written from tool results
 """

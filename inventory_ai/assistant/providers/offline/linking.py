@@ -86,14 +86,10 @@ def _candidate(m: Material) -> Candidate:
 _EVERYDAY = {"golden", "bright", "fresh", "green", "super", "happy", "royal", "great", "first", "angel"}
 
 
-# Characters that only join a sentence (有, 的, 都, 吗…): one stuck to a name's edge is no part of it.
-_FUNCTION_CHARS = set("有的了是在和及与吗呢吧啊呀嘛哦还么啥这那都也就要")
-
-
 def _glued(phrase: str, mention: Mention) -> bool:
     """A request word stuck to a name ("黄油有哪些": 黄油有), found only because a name has the same
     characters elsewhere (有盐黄油): not what was named."""
-    edges = {phrase[0], phrase[-1]} & _FUNCTION_CHARS
+    edges = {phrase[0], phrase[-1]} & words.FUNCTION_CHARS
     return len(phrase) >= 2 and bool(edges) and not any(phrase in c.name_zh for c in mention.candidates)
 
 
@@ -350,7 +346,7 @@ class Linker:
         """The names in a segment, longest first, then, when that one is a material of its own, in
         what is left on either side of it: 红豆莲蓉芋泥 is three fillings."""
         found = self._longest(segment, offset, alone)
-        glued = segment[0] in _FUNCTION_CHARS or segment[-1] in _FUNCTION_CHARS  # 黄油有(哪些)
+        glued = segment[0] in words.FUNCTION_CHARS or segment[-1] in words.FUNCTION_CHARS  # 黄油有(哪些)
         if (found is None or len(found.text) < len(segment)) and len(segment) >= 3 and not glued:
             found = self._reordered(segment, offset) or found
         if found is None or not found.exact:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from inventory_ai.assistant.providers.offline import replies
+from inventory_ai.assistant.providers.offline import replies, words
 from inventory_ai.assistant.providers.offline.reading import Context, Plan, Reading, direction
 
 _TOOL_WORDS = [
@@ -79,9 +79,7 @@ def teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         maxsplit=1,
     )
     target = parts[1] if len(parts) > 1 else text
-    target = re.sub(
-        r"[“\"「『'‘][^”\"」』'’]{1,50}[”\"」』'’]", lambda m: " " * len(m.group(0)), target
-    )  # the phrases
+    target = re.sub(words.QUOTED, lambda m: " " * len(m.group(0)), target)  # the phrases
     named_tool = next(
         (t for t in sorted(ctx.who_can, key=len, reverse=True) if re.search(rf"\b{t}\b", text)), None
     )

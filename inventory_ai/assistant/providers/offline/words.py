@@ -265,6 +265,11 @@ WAREHOUSE_SAID = (
 NOT_A_STORE_NAME = set(
     "我们咱整这那哪各每所全个的在从到去回进出入调本该别其同一两几上下里外前后大小新老原盘爆清满压补平号底天周月今昨明"
 )
+# A phrase in quotes (“保质期”, 'find stuff', 「缺料」): what is taught or quoted, not what is asked.
+QUOTED = r"[“\"「『'‘][^”\"」』'’]{1,50}[”\"」』'’]"
+# Characters that only join a sentence (有, 的, 都, 吗…): one stuck to a name's edge is no part of it
+# ("黄油有哪些" is not 有盐黄油).
+FUNCTION_CHARS = set("有的了是在和及与吗呢吧啊呀嘛哦还么啥这那都也就要")
 # One word of a request, to count how much it says: an English word or one Chinese character.
 WORD = r"[a-z]+|[\u4e00-\u9fff]"
 

@@ -1,0 +1,180 @@
+"""How much of a material a request says: its amounts read against the material (packs its spec
+names, an amount that cannot be the material's, "一个 PR", a bare number that needs asking about),
+in the material's own unit where it converts. understanding.py decides what to do with them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from decimal import Decimal
+
+from inventory_ai.assistant.providers.offline import slots as slot
+from inventory_ai.assistant.providers.offline import words
+from inventory_ai.assistant.providers.offline.linking import Mention
+from inventory_ai.assistant.providers.offline.packs import PACK_WORDS, pack_size
+from inventory_ai.assistant.providers.offline.reading import Reading, primary
+from inventory_ai.errors import DomainError
+from inventory_ai.services.units import convert
+
+
+def packs_by_spec(r: Reading) -> Reading:
+    """A number before a word the material's spec counts in ("4条马苏里拉" of 2.5kg×4条/箱): that
+    many of those packs. Words like 条 are no pack in general ("三条建议"), only where the spec says."""
+    mention = primary(r.links)
+    if mention is None or not mention.exact or not mention.best.spec:
+        return r
+    quantities = list(r.slots.quantities)
+    for i, q in enumerate(quantities):
+        after = r.text[q.span[1] : q.span[1] + 1]
+        near = abs(q.span[0] - mention.span[1]) <= 8 or abs(mention.span[0] - q.span[1]) <= 8
+        if r.text[q.span[1] + 1 : q.span[1] + 2] in ("线", "路") or not near:
+            continue  # 2条线: two lines
+        if (
+            bare(q)
+            and re.match(r"[\u4e00-\u9fff]", after)
+            and re.search(rf"{after}\s*/|[×xX*]\s*\d+\s*{after}", mention.best.spec)
+        ):
+            quantities[i] = replace(q, packs=q.amount, pack=after, span=(q.span[0], q.span[1] + 1))
+    if quantities == list(r.slots.quantities):
+        return r
+    return replace(r, slots=replace(r.slots, quantities=quantities))
+
+
+def said(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] | None:
+    """The quantity to book: the first one said, with a second added when it is joined by "+",
+    "and", 和 or 零 ("7 cases + 2 blocks", "7箱零5罐"); packs counted by what the material's spec says
+    they hold."""
+    if not r.slots.quantities:
+        return None
+    first, *rest = r.slots.quantities
+    if rest and _one_of_a_kind(first, mention, r.text):  # "create 一个 purchase request, 松子仁 2箱"
+        first, *rest = rest
+    amount = one_amount(first, mention)
+    if amount is None and rest:  # "a pallet of bread flour, 40 bags": the amount that can be counted
+        return one_amount(rest[0], mention)
+    if amount and rest and mention and not _fits(amount[1], mention):
+        # "做五百个芝士蛋糕，奶油奶酪…申请10箱": 500 cakes are not the cheese's amount
+        more = one_amount(rest[0], mention) if not bare(rest[0]) else None  # "for 3 batches": no amount
+        if more and _fits(more[1], mention):
+            return more
+    if amount is None or not rest:
+        return amount
+    joined = r.text[first.span[1] : rest[0].span[0]]
+    if mention is None or not (
+        re.fullmatch(r"\s*(?:\+|＋|和|加|又|零|再加|另|另外|外加|还有|加上|加散装|plus|and)\s*", joined, re.I)
+        or (joined == "" and r.text[rest[0].span[0]] == "零")  # 三箱零五罐
+        or (
+            re.fullmatch(r"\s*[,，]\s*", joined)  # "3 cases, 5 tins" of one material: one count
+            and len(r.links.materials) == 1
+            and first.packs is not None
+            and (rest[0].pack or rest[0].unit) != first.pack
+        )
+    ):
+        return amount
+    more = one_amount(rest[0], mention)
+    try:
+        unit = mention.best.unit
+        total = convert(amount[0], amount[1], unit) + convert(more[0], more[1], unit)
+    except (DomainError, TypeError):
+        return amount
+    return total, unit
+
+
+def _fits(unit: str | None, mention: Mention) -> bool:
+    """Whether an amount in `unit` (None: the material's own) can be the material's."""
+    return unit is None or dimension(unit) == dimension(mention.best.unit)
+
+
+def _one_of_a_kind(q: slot.Quantity, mention: Mention | None, text: str) -> bool:
+    """ "一个", "a" before something that is not the material (一个 PR, 一笔出库): one request, not
+    one piece of the material."""
+    if q.amount != 1 or q.unit not in (None, "pcs") or q.packs is not None or mention is None:
+        return False
+    after = text[q.span[1] : mention.span[0]] if mention.span[0] >= q.span[1] else ""
+    return bool(
+        re.match(
+            r"\s*(?:new\s+)?(?:PR\b|purchase\s+request|request|requisition|采购申请|采购单|请购单|申请|单子|订单|intent|意图)",
+            after,
+            re.I,
+        )
+    )
+
+
+def one_amount(q: slot.Quantity, mention: Mention | None) -> tuple[Decimal, str | None] | None:
+    sheets = (
+        q.unit == "pcs"
+        and q.word
+        and mention is not None
+        and dimension(mention.best.unit) != "count"
+        # the word the spec counts in (5片 of 1kg×10片/箱), or a piece of what the spec weighs by the
+        # piece (12个 of eggs at 约60g/枚); never 两百个 cakes of a 25kg/桶 honey
+        and (
+            q.word in (mention.best.spec or "") or bool(re.search(r"/\s*[枚个只粒]", mention.best.spec or ""))
+        )
+    )
+    if sheets and (size := pack_size(mention.best.spec, q.word)):
+        # 5片 of butter sheet (1kg×10片/箱): the spec's sheets, not pieces of something counted
+        return q.amount * size[0], size[1]
+    if q.packs is not None and mention is not None:
+        size = pack_size(mention.best.spec, q.pack)
+        if size is None:
+            return None
+        amount, unit = q.packs * size[0], size[1]
+        if dimension(mention.best.unit) == "count" and dimension(unit) != "count":
+            return q.packs, mention.best.unit  # 12罐 of a 600mL/罐 spray counted in pieces: 12 cans
+        try:  # in the material's own unit where it converts: 6 cases of 500 g x 12 -> 36 kg
+            return convert(amount, unit, mention.best.unit), mention.best.unit
+        except DomainError:
+            return amount, unit
+    return q.amount, q.unit
+
+
+def counted(r: Reading, mention: Mention) -> tuple[Decimal, str | None] | None:
+    """A stocktake's count beside what the books say ("system says 36 kg but we only have 30"): the
+    count, not the books' figure; "20 tubs … we only counted 18" is 18 tubs. None: no books said."""
+    said = re.search(words.ON_THE_BOOKS, r.text, re.I)
+    if said is None or len(r.slots.quantities) < 2:
+        return None
+    books = next((q for q in r.slots.quantities if q.span[0] >= said.end()), r.slots.quantities[0])
+    count = next(q for q in reversed(r.slots.quantities) if q is not books)
+    if bare(count) and books.packs is not None and count.amount <= 2 * books.packs:
+        count = replace(count, packs=count.amount, pack=books.pack)
+    return one_amount(count, mention)
+
+
+def bare(q: slot.Quantity) -> bool:
+    return q.unit is None and q.packs is None and q.word is None
+
+
+def bare_number(r: Reading, mention: Mention) -> tuple[str, str] | None:
+    """The question to ask when the only amount is a bare number ("收到淡奶油10", "took out 4 of the
+    bread flour") of a material that comes in packs: its own unit or packs? Never guessed for a write."""
+    if len(r.slots.quantities) != 1 or not bare(r.slots.quantities[0]):
+        return None
+    if dimension(mention.best.unit) == "count":
+        return None  # "issued 300 paper cups": pieces of what is counted in pieces
+    spec_pack = re.search(r"/\s*([^\d\s/])", mention.best.spec or "")
+    if not spec_pack or r.slots.quantities[0].amount != int(r.slots.quantities[0].amount):
+        return None  # 12.5 of a flour: kilograms, never half a bag
+    size = pack_size(mention.best.spec, spec_pack.group(1))
+    try:
+        if size and convert(size[0], size[1], mention.best.unit) == 1:
+            return None  # a pack of 1 kg: either reading is the same amount
+    except DomainError:
+        pass
+    n, unit, pack = number(r.slots.quantities[0].amount), mention.best.unit, spec_pack.group(1)
+    english = PACK_WORDS.get(pack, (pack,))[0]
+    return (
+        f"{mention.best.name_zh} {n} 是指 {n} {unit} 还是 {n} {pack}（{mention.best.spec}）？",
+        f"{mention.best.name_en}: is that {n} {unit} or {n} {english}{'s' if n != 1 else ''} ({mention.best.spec})?",
+    )
+
+
+def dimension(unit: str) -> str:
+    return {"kg": "mass", "g": "mass", "斤": "mass", "t": "mass", "L": "volume", "mL": "volume"}.get(
+        unit, "count"
+    )
+
+
+def number(value: Decimal):
+    return int(value) if value == value.to_integral_value() else float(value)
