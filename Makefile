@@ -5,15 +5,22 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 FLASK   := $(BIN)/flask --app wsgi
 
-.PHONY: run serve test test-pg lint fuzz screenshots bench bench-peers bench-chat bench-faults bench-crash install chromium wrk clean
+.PHONY: lock run serve test test-pg lint fuzz screenshots bench bench-peers bench-chat bench-faults bench-crash install chromium wrk clean
 
-$(STAMP): pyproject.toml
+# constraints.txt holds every package's version as CI tested it, the ones pyproject.toml does not name
+# too: a new release of a dependency's dependency changes nothing until it is tested and written there.
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Writes constraints.txt from what .venv holds (after a pin in pyproject.toml changed in both files).
+lock: $(STAMP)
+	{ sed -n '1,3p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable; } > constraints.tmp
+	mv constraints.tmp constraints.txt
 
 # Debian's chromium for the browser tests (never a downloaded browser build), and a CJK font so
 # Chinese renders in the browser and in docs/screenshots.
