@@ -8,6 +8,8 @@ PostgreSQL database on 127.0.0.1:5432). The load is wrk (C, from Debian; `make b
 it): one keep-alive connection per client, each sending the next message as soon as its answer
 is back, for a fixed time, every message from one of 64 users with their own bearer token. The
 ideal is what a zero-cost server would do: clients / 0.2 s messages per second, each taking 0.2 s.
+The last column is each worker's share of the server's CPU: a lopsided run (keep-alive connections
+stay with the worker that accepted them) is told apart from a slow one.
 """
 
 from __future__ import annotations
@@ -73,12 +75,15 @@ def cpu_seconds(pids: list[int]) -> float:
 def run_level(
     base: str, clients: int, script: Path, tokens: Path, server_pids: list[int], stub_pid: int
 ) -> dict:
+    workers = server_pids[1:]  # the first is gunicorn's arbiter
     before = cpu_seconds(server_pids), cpu_seconds([stub_pid]), resource.getrusage(resource.RUSAGE_CHILDREN)
+    per_worker = [cpu_seconds([pid]) for pid in workers]
     out = subprocess.run(
         ["wrk", "-t", "2", "-c", str(clients), "-d", f"{RUN_SECONDS}s", "--timeout", "30s", "-s", str(script), base],
         env={**os.environ, "BENCH_TOKENS": str(tokens)}, check=True, capture_output=True, text=True,
     )  # fmt: skip
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    per_worker = [cpu_seconds([pid]) - spent for pid, spent in zip(workers, per_worker, strict=True)]
     r = json.loads(out.stdout.strip().splitlines()[-1])
     completed = r["requests"] - r["failures"]
     per_message = 1000 / max(1, r["requests"])
@@ -90,6 +95,9 @@ def run_level(
         "server_ms": (cpu_seconds(server_pids) - before[0]) * per_message,
         "stub_ms": (cpu_seconds([stub_pid]) - before[1]) * per_message,
         "wrk_ms": (after.ru_utime + after.ru_stime - before[2].ru_utime - before[2].ru_stime) * per_message,
+        # Each worker's share of the server's CPU: keep-alive connections stay with the worker that
+        # accepted them, so one worker can carry most of the load while another idles.
+        "split": "/".join(f"{spent / max(sum(per_worker), 1e-9):.0%}" for spent in per_worker),
     }
 
 
@@ -113,15 +121,16 @@ def main() -> None:
         )
         print(
             "| clients | messages | failures | msg/s | ideal msg/s | share of ideal | p50 s | p99 s "
-            "| p99 / ideal latency | CPU ms per message: server / stub / wrk |"
+            "| p99 / ideal latency | CPU ms per message: server / stub / wrk | workers' shares of server CPU |"
         )
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         for clients in levels:
             r = run_level(app.base, clients, script, tokens, app.worker_pids(), app.stub.pid)
             print(
                 f"| {r['clients']} | {r['requests']} | {r['failures'] + r['errors']} | {r['throughput']:.1f} "
                 f"| {r['ideal']:.0f} | {r['throughput'] / r['ideal']:.0%} | {r['p50']:.3f} | {r['p99']:.3f} "
-                f"| {r['p99'] / MODEL_SECONDS:.2f}× | {r['server_ms']:.1f} / {r['stub_ms']:.1f} / {r['wrk_ms']:.2f} |",
+                f"| {r['p99'] / MODEL_SECONDS:.2f}× | {r['server_ms']:.1f} / {r['stub_ms']:.1f} / {r['wrk_ms']:.2f} "
+                f"| {r['split']} |",
                 flush=True,
             )
 
