@@ -247,8 +247,14 @@ def engine_options(url: str, pool_size: int = 20, pool_timeout: float = 10.0) ->
     # PostgreSQL, a file opened and its pragmas run again on SQLite.
     pool = {"pool_size": pool_size, "max_overflow": pool_size, "pool_timeout": pool_timeout}
     if url.startswith("sqlite"):
-        # Threads share the file; each gets its own connection. busy_timeout lets writers queue.
-        return {"connect_args": {"check_same_thread": False, "timeout": 15}, **pool}
+        # Threads share the file; each gets its own connection. Writers take turns (database.py),
+        # and busy_timeout still bounds a wait for SQLite's lock.
+        from inventory_ai.database import SQLiteConnection
+
+        return {
+            "connect_args": {"check_same_thread": False, "timeout": 15, "factory": SQLiteConnection},
+            **pool,
+        }
     return {"pool_pre_ping": True, **pool}
 
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
+import os
+import sqlite3
+import threading
+import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,12 +20,129 @@ from sqlalchemy.orm import Session, make_transient_to_detached, scoped_session
 WRITE_LOCK_SECONDS = 15  # how long a write waits for a lock: SQLite's busy_timeout, PostgreSQL's lock_timeout
 
 
+class WriterTurns:
+    """Writers to one SQLite file take turns here before BEGIN IMMEDIATE, and give the turn back
+    when their transaction ends: a lock for the threads of this process, then a lock on a file
+    beside the database (`…-writers`) for the processes; the kernel drops it if a process dies.
+
+    Why: a writer that finds SQLite's lock taken sleeps in SQLite's busy handler, 1, 2, 5 … then
+    25, 50 and 100 ms at a time, and keeps sleeping while the lock stands free. Under load that was
+    most of a chat message's waiting (docs/benchmarks.md, "fourth session"). Here a thread waits on
+    a lock that wakes it when it is given back.
+
+    SQLite's own lock stays the rule: a turn not had within WRITE_LOCK_SECONDS, a thread already
+    holding a turn through another connection, or a writer outside this code (the sqlite3 shell)
+    all go straight to BEGIN IMMEDIATE and its busy_timeout, as before."""
+
+    _files: dict[str, WriterTurns] = {}
+    _made = threading.Lock()
+
+    def __init__(self, path: str | None):
+        self.path = path
+        self._pid = -1  # no state yet: made in the process that first takes a turn
+        self._holder: weakref.ref | None = None
+
+    @classmethod
+    def for_file(cls, path: str | None) -> WriterTurns:
+        key = path if path and path != ":memory:" else None
+        with cls._made:
+            return cls._files.setdefault(key or "", cls(key))
+
+    def _own(self) -> None:
+        """State of this process's own (a forked worker must not share its parent's lock file)."""
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._threads = threading.Lock()
+            self._guard = threading.Lock()  # who holds the turn changes under it
+            self._holder = None
+            self._holder_thread: int | None = None
+            self._file = None
+            if self.path:  # in a folder we cannot write in, only the threads take turns
+                with contextlib.suppress(OSError):
+                    self._file = os.open(f"{self.path}-writers", os.O_RDWR | os.O_CREAT, 0o600)
+
+    def take(self, connection) -> bool:
+        """Wait for the turn for this connection; False if it is not had in time."""
+        self._own()
+        if self._holder_thread == threading.get_ident():
+            return False  # this thread's other transaction holds it: SQLite decides, as before
+        deadline = time.monotonic() + WRITE_LOCK_SECONDS
+        while not self._threads.acquire(timeout=min(1.0, max(0.0, deadline - time.monotonic()))):
+            held = self._holder
+            if held is not None and held() is None:
+                self._let_go(held)  # its connection was dropped without ending the transaction
+            elif time.monotonic() >= deadline:
+                return False
+        pause = 0.0001
+        while self._file is not None:
+            try:
+                fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    self._threads.release()
+                    return False
+                time.sleep(pause)
+                pause = min(2 * pause, 0.0005)
+        with self._guard:
+            self._holder, self._holder_thread = weakref.ref(connection), threading.get_ident()
+        return True
+
+    def give_back(self, connection) -> None:
+        if self._pid != os.getpid():
+            return  # no turn was taken in this process
+        held = self._holder
+        if held is not None and held() is connection:
+            self._let_go(held)
+
+    def _let_go(self, held: weakref.ref) -> None:
+        with self._guard:
+            if self._holder is not held:
+                return  # given back already
+            self._holder = self._holder_thread = None
+            if self._file is not None:
+                fcntl.flock(self._file, fcntl.LOCK_UN)
+            self._threads.release()
+
+
+class SQLiteConnection(sqlite3.Connection):
+    """pysqlite's connection, giving its writer's turn back (WriterTurns) once its transaction has
+    ended, however it ends: committed, rolled back, or the connection closed."""
+
+    turns: WriterTurns | None = None
+
+    def commit(self) -> None:
+        try:
+            super().commit()
+        finally:
+            self._give_back()
+
+    def rollback(self) -> None:
+        try:
+            super().rollback()
+        finally:
+            self._give_back()
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._give_back()
+
+    def _give_back(self) -> None:
+        if self.turns is not None:
+            self.turns.give_back(self)
+
+
 def install_sqlite_pragmas(engine: Engine) -> None:
     if engine.dialect.name != "sqlite":
         return
+    turns = WriterTurns.for_file(engine.url.database)
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_connection, _record):
+        if isinstance(dbapi_connection, SQLiteConnection):
+            dbapi_connection.turns = turns
         # pysqlite's own transaction handling delays BEGIN; we issue BEGIN ourselves (below) so a
         # ledger write can take the write lock up front with BEGIN IMMEDIATE.
         dbapi_connection.isolation_level = None
@@ -32,7 +156,14 @@ def install_sqlite_pragmas(engine: Engine) -> None:
     @event.listens_for(engine, "begin")
     def _begin(conn):
         mode = conn.get_execution_options().get("sqlite_begin", "BEGIN")
-        conn.exec_driver_sql(mode)
+        dbapi_connection = conn.connection.dbapi_connection
+        took = mode == "BEGIN IMMEDIATE" and turns.take(dbapi_connection)
+        try:
+            conn.exec_driver_sql(mode)
+        except BaseException:
+            if took:
+                turns.give_back(dbapi_connection)
+            raise
 
 
 @contextmanager

@@ -76,7 +76,7 @@ from inventory_ai.observability import (
     TOOL_ROUNDS,
 )
 from inventory_ai.services import audit, conversations
-from inventory_ai.services.screening import screen
+from inventory_ai.services.screening import Screening, screen
 from inventory_ai.text import language_of, storable
 
 log = get_logger(__name__)
@@ -145,9 +145,13 @@ class ToolExecutionManager:
             raise InvalidInput("message is empty")
         if len(text) > MAX_MESSAGE_CHARS:
             raise InvalidInput(f"message is {len(text)} characters; the limit is {MAX_MESSAGE_CHARS}")
+        # Worked out before the write lock is taken: writers wait for each other (database.WriterTurns).
+        # The language the user chose on the page (web/i18n.py) wins; else the question's own.
+        language = user.language if user.language in ("zh", "en") else language_of(text)
+        screening = screen(text)
         with writing(session):
             conversation, seq = self._conversation_for(session, user, conversation_id, text)
-            return self._store_question(session, user, conversation, seq, text)
+            return self._store_question(session, user, conversation, seq, text, language, screening)
 
     def _conversation_for(
         self, session: Session, user: User, conversation_id: str | None, text: str
@@ -172,11 +176,9 @@ class ToolExecutionManager:
         return records.new_conversation(session, user.id, text[:80]), 0
 
     def _store_question(
-        self, session: Session, user: User, conversation: Conversation, seq: int, text: str
-    ) -> Turn:
-        # The language the user chose on the page (web/i18n.py) wins; else the question's own.
-        language = user.language if user.language in ("zh", "en") else language_of(text)
-        screening = screen(text)
+        self, session: Session, user: User, conversation: Conversation, seq: int, text: str,
+        language: str, screening: Screening,
+    ) -> Turn:  # fmt: skip
         if screening.flagged:  # a signal: audited, and the model is reminded (prompts.system_prompt)
             FLAGGED.inc()
             audit.record(
