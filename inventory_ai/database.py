@@ -20,6 +20,10 @@ from sqlalchemy.orm import Session, make_transient_to_detached, scoped_session
 WRITE_LOCK_SECONDS = 15  # how long a write waits for a lock: SQLite's busy_timeout, PostgreSQL's lock_timeout
 
 
+class TurnNotHad(Exception):
+    """No writer's turn within WRITE_LOCK_SECONDS."""
+
+
 class WriterTurns:
     """Writers to one SQLite file take turns here before BEGIN IMMEDIATE, and give the turn back
     when their transaction ends: a lock for the threads of this process, then a lock on a file
@@ -30,9 +34,10 @@ class WriterTurns:
     most of a chat message's waiting (docs/benchmarks.md, "fourth session"). Here a thread waits on
     a lock that wakes it when it is given back.
 
-    SQLite's own lock stays the rule: a turn not had within WRITE_LOCK_SECONDS, a thread already
-    holding a turn through another connection, or a writer outside this code (the sqlite3 shell)
-    all go straight to BEGIN IMMEDIATE and its busy_timeout, as before."""
+    SQLite's own lock stays the rule: a thread already holding a turn through another connection,
+    a writer outside this code (the sqlite3 shell), or a file lock the filesystem refuses go to
+    BEGIN IMMEDIATE and its busy_timeout, as before. A turn not had within WRITE_LOCK_SECONDS raises
+    TurnNotHad: the write has had its wait."""
 
     _files: dict[str, WriterTurns] = {}
     _made = threading.Lock()
@@ -44,14 +49,18 @@ class WriterTurns:
 
     @classmethod
     def for_file(cls, path: str | None) -> WriterTurns:
-        key = path if path and path != ":memory:" else None
+        key = os.path.realpath(path) if path and path != ":memory:" else ""
         with cls._made:
-            return cls._files.setdefault(key or "", cls(key))
+            return cls._files.setdefault(key, cls(key or None))
 
     def _own(self) -> None:
-        """State of this process's own (a forked worker must not share its parent's lock file)."""
-        if self._pid != os.getpid():
-            self._pid = os.getpid()
+        """State of this process's own: a forked process must not share its parent's lock file (a
+        lock on it would outlive the parent) nor its thread locks (held by threads it does not have)."""
+        if self._pid == os.getpid():
+            return
+        with WriterTurns._made:
+            if self._pid == os.getpid():
+                return
             self._threads = threading.Lock()
             self._guard = threading.Lock()  # who holds the turn changes under it
             self._holder = None
@@ -59,10 +68,21 @@ class WriterTurns:
             self._file = None
             if self.path:  # in a folder we cannot write in, only the threads take turns
                 with contextlib.suppress(OSError):
-                    self._file = os.open(f"{self.path}-writers", os.O_RDWR | os.O_CREAT, 0o600)
+                    self._file = os.open(f"{self.path}-writers", os.O_RDONLY | os.O_CREAT, 0o644)
+            self._pid = os.getpid()  # last: another thread sees the state whole or not at all
+
+    @classmethod
+    def _forget_inherited(cls) -> None:
+        """In a forked child: close the parent's lock file here, so only the parent holds its lock."""
+        cls._made = threading.Lock()  # a parent's thread may have held it at the fork
+        for turns in cls._files.values():
+            if turns._pid != -1 and turns._file is not None:
+                with contextlib.suppress(OSError):
+                    os.close(turns._file)
+            turns._pid = -1
 
     def take(self, connection) -> bool:
-        """Wait for the turn for this connection; False if it is not had in time."""
+        """Wait for the turn for this connection: True once had; False when SQLite decides instead."""
         self._own()
         if self._holder_thread == threading.get_ident():
             return False  # this thread's other transaction holds it: SQLite decides, as before
@@ -72,21 +92,30 @@ class WriterTurns:
             if held is not None and held() is None:
                 self._let_go(held)  # its connection was dropped without ending the transaction
             elif time.monotonic() >= deadline:
-                return False
+                raise TurnNotHad()
+        try:
+            self._take_file(deadline)
+            with self._guard:
+                self._holder, self._holder_thread = weakref.ref(connection), threading.get_ident()
+        except BaseException:
+            self._threads.release()
+            raise
+        return True
+
+    def _take_file(self, deadline: float) -> None:
         pause = 0.0001
         while self._file is not None:
             try:
                 fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                return
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    self._threads.release()
-                    return False
+                    raise TurnNotHad() from None
                 time.sleep(pause)
                 pause = min(2 * pause, 0.0005)
-        with self._guard:
-            self._holder, self._holder_thread = weakref.ref(connection), threading.get_ident()
-        return True
+            except OSError:  # a filesystem without file locks (ENOLCK): SQLite's lock alone, as before
+                os.close(self._file)
+                self._file = None
 
     def give_back(self, connection) -> None:
         if self._pid != os.getpid():
@@ -103,6 +132,9 @@ class WriterTurns:
             if self._file is not None:
                 fcntl.flock(self._file, fcntl.LOCK_UN)
             self._threads.release()
+
+
+os.register_at_fork(after_in_child=WriterTurns._forget_inherited)
 
 
 class SQLiteConnection(sqlite3.Connection):
@@ -157,7 +189,19 @@ def install_sqlite_pragmas(engine: Engine) -> None:
     def _begin(conn):
         mode = conn.get_execution_options().get("sqlite_begin", "BEGIN")
         dbapi_connection = conn.connection.dbapi_connection
-        took = mode == "BEGIN IMMEDIATE" and turns.take(dbapi_connection)
+        took = False
+        if mode == "BEGIN IMMEDIATE" and isinstance(dbapi_connection, SQLiteConnection):
+            try:
+                took = turns.take(dbapi_connection)
+            except TurnNotHad:
+                # The write has waited its WRITE_LOCK_SECONDS: SQLite is asked once more without a
+                # second wait, and "database is locked" ends the request as a busy one (503).
+                dbapi_connection.execute("PRAGMA busy_timeout=0")
+                try:
+                    conn.exec_driver_sql(mode)
+                finally:
+                    dbapi_connection.execute(f"PRAGMA busy_timeout={WRITE_LOCK_SECONDS * 1000}")
+                return
         try:
             conn.exec_driver_sql(mode)
         except BaseException:

@@ -4,6 +4,7 @@ outlives the connection or the process that took it."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import gc
 import os
@@ -11,13 +12,16 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
+from sqlalchemy.exc import OperationalError
 
+from inventory_ai import database
 from inventory_ai.config import engine_options
 from inventory_ai.database import WriterTurns, install_sqlite_pragmas, write_transaction
 
@@ -155,3 +159,24 @@ def test_a_killed_process_does_not_keep_the_turn(engine):
         process.wait()
         assert write_in_thread(engine, "here").wait(HANDED_OVER)
     assert written(engine) == ["here"]  # the killed writer's row was never committed
+
+
+def test_a_write_that_cannot_get_its_turn_gives_up_within_the_limit_not_twice_it(engine, monkeypatch):
+    monkeypatch.setattr(database, "WRITE_LOCK_SECONDS", 1)
+    with holder(engine):
+        started = time.monotonic()
+        with pytest.raises(OperationalError, match="locked"), write_transaction(engine):
+            pass
+        # its turn for 1 s, then SQLite once, not SQLite's busy_timeout (15 s) on top
+        assert time.monotonic() - started < 5
+    assert write_in_thread(engine, "after").wait(HANDED_OVER)  # nothing was left held
+
+
+def test_a_filesystem_without_file_locks_leaves_sqlite_to_decide(engine, monkeypatch):
+    def refused(*_args):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(database.fcntl, "flock", refused)
+    for who in ("first", "second"):  # the first finds out; neither is left waiting for a turn
+        assert write_in_thread(engine, who).wait(HANDED_OVER)
+    assert written(engine) == ["first", "second"]
