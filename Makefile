@@ -19,7 +19,7 @@ install: $(STAMP)
 
 # Writes constraints.txt from what .venv holds (after a pin in pyproject.toml changed in both files).
 lock: $(STAMP)
-	{ sed -n '1,3p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable; } > constraints.tmp
+	{ grep '^#' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable; } > constraints.tmp
 	mv constraints.tmp constraints.txt
 
 # Debian's chromium for the browser tests (never a downloaded browser build), and a CJK font so

@@ -180,3 +180,31 @@ def test_a_filesystem_without_file_locks_leaves_sqlite_to_decide(engine, monkeyp
     for who in ("first", "second"):  # the first finds out; neither is left waiting for a turn
         assert write_in_thread(engine, who).wait(HANDED_OVER)
     assert written(engine) == ["first", "second"]
+
+
+FORKING_HOLDER = HOLDER.replace(
+    'print("holding", flush=True)',
+    """import os, time
+child = os.fork()
+if child == 0:  # a child that outlives its parent, holding nothing of its own
+    time.sleep(60)
+    os._exit(0)
+print(child, flush=True)
+print("holding", flush=True)""",
+)
+
+
+def test_a_forked_child_does_not_keep_its_parents_turn_alive(engine):
+    with subprocess.Popen(
+        [sys.executable, "-c", FORKING_HOLDER, str(engine.url)],
+        cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    ) as parent:  # fmt: skip
+        child = int(parent.stdout.readline())
+        try:
+            assert parent.stdout.readline().strip() == "holding"
+            os.kill(parent.pid, signal.SIGKILL)
+            parent.wait()
+            assert write_in_thread(engine, "here").wait(HANDED_OVER)
+        finally:
+            os.kill(child, signal.SIGKILL)
+    assert written(engine) == ["here"]
