@@ -290,25 +290,34 @@ def _table(model: type) -> _Table:
     return _Table(keys, defaults, keys[auto[0]] if auto else None, table.insert(), returning)
 
 
-def insert_rows(session: Session, model: type, rows: list[dict], with_ids: bool = False) -> list[dict]:
-    """Write rows of a model's table with one Core INSERT, in the session's transaction, and return
-    them as written: column defaults applied here, in Python (so nothing has to be read back), and
-    with `with_ids` an autoincrement id from RETURNING. Rows are keyed by attribute name.
-
-    The loop's hot path: per row, the unit of work's bookkeeping cost several times the write
-    itself (docs/benchmarks.md, the loop)."""
+def filled(model: type, rows: list[dict]) -> list[dict]:
+    """Rows of a model's table as an INSERT of them writes them: column defaults applied here, in
+    Python, so nothing has to be read back (an autoincrement id aside). Keyed by attribute name.
+    No database work: the loop makes its rows before it takes SQLite's write lock."""
     t = _table(model)
     written = []
     for row in rows:
-        filled = {}
+        full = {}
         for key in t.keys.values():
             value = row.get(key)
             if value is None and key in t.defaults:
                 default = t.defaults[key]
                 value = default.arg(None) if default.is_callable else default.arg
             if value is not None or key != t.generated:
-                filled[key] = value
-        written.append(filled)
+                full[key] = value
+        written.append(full)
+    return written
+
+
+def insert_rows(session: Session, model: type, rows: list[dict], with_ids: bool = False) -> list[dict]:
+    """Write rows of a model's table with one Core INSERT, in the session's transaction, and return
+    them as written (`filled`: filling a filled row again changes nothing), with `with_ids` an
+    autoincrement id from RETURNING.
+
+    The loop's hot path: per row, the unit of work's bookkeeping cost several times the write
+    itself (docs/benchmarks.md, the loop)."""
+    t = _table(model)
+    written = filled(model, rows)
     values = [{column.name: row[key] for column, key in t.keys.items() if key in row} for row in written]
     connection = session.connection()  # Core on the session's connection: no ORM execution around it
     if with_ids and t.insert_returning is not None:
@@ -319,14 +328,19 @@ def insert_rows(session: Session, model: type, rows: list[dict], with_ids: bool 
     return written
 
 
-def inserted(session: Session, model: type, rows: list[dict]) -> list:
-    """`insert_rows`, handed back as ORM objects the session holds as if it had loaded them (every
-    attribute known, none read back). Relationships are not set: the caller sets a collection it
-    needs with set_committed_value."""
+def adopted(session: Session, model: type, rows: list[dict]) -> list:
+    """Rows already written (and committed, or in the session's transaction), as ORM objects the
+    session holds as if it had loaded them: every attribute known, none read back. Relationships
+    are not set: the caller sets a collection it needs with set_committed_value."""
     objects = []
-    for row in insert_rows(session, model, rows, with_ids=True):
+    for row in rows:
         obj = model(**row)
         make_transient_to_detached(obj)
         session.add(obj)
         objects.append(obj)
     return objects
+
+
+def inserted(session: Session, model: type, rows: list[dict]) -> list:
+    """`insert_rows` with their ids, handed back `adopted`."""
+    return adopted(session, model, insert_rows(session, model, rows, with_ids=True))

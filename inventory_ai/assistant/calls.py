@@ -98,14 +98,19 @@ class CallRunner:
 
     def audit(self, session: Session, user, tool_name: str, arguments, outcome: CallOutcome,
               message=None, source: str | None = None) -> None:  # fmt: skip
-        """One audit event per call decided (run, refused, declined, or waiting for a person), and
-        the tool metrics once it has an outcome. `source` marks a call from outside a chat (MCP)."""
+        """One audit event per call decided (run, refused, declined, or waiting for a person),
+        written in the session's transaction (`audit_event`)."""
+        audit.write(session, [self.audit_event(user, tool_name, arguments, outcome, message, source)])
+
+    def audit_event(self, user, tool_name: str, arguments, outcome: CallOutcome, message=None,
+                    source: str | None = None) -> dict:  # fmt: skip
+        """A call's audit event, not yet written, and the tool metrics once it has an outcome.
+        `source` marks a call from outside a chat (MCP)."""
         if outcome.status != CallStatus.PENDING_CONFIRMATION:
             known = tool_name if self.registry.get(tool_name) else "(unknown)"
             TOOL_CALLS.labels(known, outcome.status).inc()
             TOOL_SECONDS.labels(known).observe(outcome.duration_ms / 1000)
-        audit.record(
-            session,
+        return audit.event(
             "tool_call",
             outcome.status,
             user_id=user.id,

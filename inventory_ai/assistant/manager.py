@@ -76,7 +76,7 @@ from inventory_ai.observability import (
     TOOL_ROUNDS,
 )
 from inventory_ai.services import audit, conversations
-from inventory_ai.services.screening import Screening, screen
+from inventory_ai.services.screening import screen
 from inventory_ai.text import language_of, storable
 
 log = get_logger(__name__)
@@ -145,18 +145,32 @@ class ToolExecutionManager:
             raise InvalidInput("message is empty")
         if len(text) > MAX_MESSAGE_CHARS:
             raise InvalidInput(f"message is {len(text)} characters; the limit is {MAX_MESSAGE_CHARS}")
-        # Worked out before the write lock is taken: writers wait for each other (database.WriterTurns).
+        # Worked out before the write lock is taken: writers wait for each other (database.WriterTurns),
+        # so only the reads that decide and the writes themselves happen while it is held.
         # The language the user chose on the page (web/i18n.py) wins; else the question's own.
         language = user.language if user.language in ("zh", "en") else language_of(text)
         screening = screen(text)
+        rows = records.intake(user.id, text, language, conversation_id)
+        flagged = []
+        if screening.flagged:  # a signal: audited, and the model is reminded (prompts.system_prompt)
+            FLAGGED.inc()
+            flagged.append(audit.event(
+                "prompt_injection_flagged", "flagged", user_id=user.id, role=user.role,
+                conversation_id=rows.conversation_id, arguments={"reasons": list(screening.reasons)},
+            ))  # fmt: skip
         with writing(session):
-            conversation, seq = self._conversation_for(session, user, conversation_id, text)
-            return self._store_question(session, user, conversation, seq, text, language, screening)
+            conversation, seq = self._conversation_for(session, user, conversation_id)
+            records.write_intake(session, rows, seq)
+            audit.write(session, flagged)
+            session.commit()
+        answer = records.adopt_intake(session, rows, conversation)
+        return Turn(answer.conversation_id, answer.id)
 
     def _conversation_for(
-        self, session: Session, user: User, conversation_id: str | None, text: str
-    ) -> tuple[Conversation, int]:
-        """The conversation a new message goes into (free to take it), and its last sequence number."""
+        self, session: Session, user: User, conversation_id: str | None
+    ) -> tuple[Conversation | None, int]:
+        """The conversation a new message goes into (free to take it), and its last sequence
+        number; None and 0 for a new one."""
         if conversation_id:
             conversation = conversations.own_conversation(session, user, conversation_id)
             waiting = self.recovery.blocking(session, conversation.id)
@@ -173,21 +187,7 @@ class ToolExecutionManager:
                 )
             )
             return conversation, seq
-        return records.new_conversation(session, user.id, text[:80]), 0
-
-    def _store_question(
-        self, session: Session, user: User, conversation: Conversation, seq: int, text: str,
-        language: str, screening: Screening,
-    ) -> Turn:  # fmt: skip
-        if screening.flagged:  # a signal: audited, and the model is reminded (prompts.system_prompt)
-            FLAGGED.inc()
-            audit.record(
-                session, "prompt_injection_flagged", "flagged", user_id=user.id, role=user.role,
-                conversation_id=conversation.id, arguments={"reasons": list(screening.reasons)},
-            )  # fmt: skip
-        _question, answer = records.question_and_answer(session, conversation, seq, text, language)
-        session.commit()
-        return Turn(conversation.id, answer.id)
+        return None, 0
 
     def own_message(self, session: Session, user: User, message_id: str) -> ChatMessage:
         """The user's answer as it is: one whose process died is ended first (recovery.py)."""
@@ -332,46 +332,57 @@ class ToolExecutionManager:
             yield ev.ToolCallStart(position, p.call_id, p.call.name, arguments, p.description)
 
         outcomes = self.calls.run(prepared, a.context)
+        # The rows and audit events first: the write lock is held only while they are written.
+        duration_ms = int((time.monotonic() - started) * 1000)
+        rows = records.round_rows(a.message, position, reply.text or None, duration_ms, prepared, outcomes)
+        events = []
+        for p, outcome, row in zip(prepared, outcomes, rows.calls, strict=True):
+            waiting = outcome.status == CallStatus.PENDING_CONFIRMATION
+            arguments = p.arguments if waiting else (p.arguments or p.call.arguments)
+            events += self._audit_events(a, row["name"], row["call_id"], arguments, outcome)
         begin_write(a.session)  # tools committed on their own connections meanwhile
         records.usage(a.session, a.message, a.usage)
         a.usage.clear()
-        duration_ms = int((time.monotonic() - started) * 1000)
-        stored = records.round_of_calls(
-            a.session, a.message, position, reply.text or None, duration_ms, prepared, outcomes
-        )
+        records.write_round(a.session, rows)
+        audit.write(a.session, events)
+        a.session.commit()
+        TOOL_ROUNDS.inc()
+        stored = records.adopt_round(a.session, a.message, rows)
         pending: list[ev.PendingCall] = []
-        results: list[ev.ToolResultEvent] = []
         for p, outcome, record in zip(prepared, outcomes, stored, strict=True):
             if outcome.status == CallStatus.PENDING_CONFIRMATION:
                 pending.append(ev.PendingCall(p.call_id, p.call.name, p.arguments, p.description or ""))
-                self.calls.audit(a.session, a.user, p.call.name, p.arguments, outcome, a.message)
             else:
-                results.append(self._reported(a, position, record, p.arguments or p.call.arguments, outcome))
-        TOOL_ROUNDS.inc()
-        a.session.commit()
-        yield from results
+                yield self._result_event(position, record, outcome)
         return pending
 
     def settle(
         self, a: Answering, position: int, record: ToolCallRecord, arguments, outcome: CallOutcome
     ) -> ev.ToolResultEvent:
-        """A decided call's outcome onto its stored record, then reported (the caller commits)."""
+        """A decided call's outcome onto its stored record and into the audit trail, then reported
+        (the caller commits, then sends the event)."""
         record.status, record.content, record.error_type = outcome.status, outcome.content, outcome.error_type
         record.duration_ms = outcome.duration_ms
-        return self._reported(a, position, record, arguments, outcome)
+        audit.write(a.session, self._audit_events(a, record.name, record.call_id, arguments, outcome))
+        return self._result_event(position, record, outcome)
 
-    def _reported(
-        self, a: Answering, position: int, record: ToolCallRecord, arguments, outcome: CallOutcome
-    ) -> ev.ToolResultEvent:
-        """A call's outcome into the audit trail and out as an event (the caller commits, then sends it)."""
-        self.calls.audit(a.session, a.user, record.name, arguments, outcome, a.message)
-        if outcome.flagged:  # a signal, as for messages: audited, and the result carries a warning
+    def _audit_events(
+        self, a: Answering, name: str, call_id: str, arguments, outcome: CallOutcome
+    ) -> list[dict]:
+        """A call's audit event, and a second one if its result looks like an injection: a signal,
+        as for messages (the result carries a warning)."""
+        events = [self.calls.audit_event(a.user, name, arguments, outcome, a.message)]
+        if outcome.flagged:
             FLAGGED.inc()
-            audit.record(
-                a.session, "prompt_injection_in_result", "flagged", user_id=a.user.id, role=a.user.role,
-                tool_name=record.name, conversation_id=a.message.conversation_id, message_id=a.message.id,
-                arguments={"reasons": list(outcome.flagged), "tool_call_id": record.call_id},
-            )  # fmt: skip
+            events.append(audit.event(
+                "prompt_injection_in_result", "flagged", user_id=a.user.id, role=a.user.role,
+                tool_name=name, conversation_id=a.message.conversation_id, message_id=a.message.id,
+                arguments={"reasons": list(outcome.flagged), "tool_call_id": call_id},
+            ))  # fmt: skip
+        return events
+
+    @staticmethod
+    def _result_event(position: int, record: ToolCallRecord, outcome: CallOutcome) -> ev.ToolResultEvent:
         return ev.ToolResultEvent(
             position, record.call_id, record.name, outcome.status, outcome.content or "", outcome.duration_ms
         )

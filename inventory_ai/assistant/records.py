@@ -2,22 +2,26 @@
 the model's usage, the answer's ending.
 
 Core statements, one INSERT per table (database.insert_rows), with the objects handed back to the
-session as if it had loaded them (database.inserted): per object, the ORM's unit of work cost several
-times the write (docs/benchmarks.md, the loop). Each function runs inside the caller's write
+session as if it had loaded them (database.adopted): per object, the ORM's unit of work cost several
+times the write (docs/benchmarks.md, the loop). On SQLite a write transaction holds the one write
+lock every worker shares, so the question and the round are written in three steps: their rows made
+before the transaction (`intake`, `round_rows`), written inside it (`write_…`), and handed to the
+session after the commit (`adopt_…`). The write functions run inside the caller's write
 transaction; the caller commits.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import bindparam, inspect, update
+from sqlalchemy import bindparam, inspect
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from inventory_ai.assistant.asking import ModelUsage
 from inventory_ai.assistant.calls import MAX_ARGUMENT_CHARS, CallOutcome, PreparedCall
-from inventory_ai.database import insert_rows, inserted
+from inventory_ai.database import adopted, filled, insert_rows
 from inventory_ai.models import (
     CallStatus,
     ChatMessage,
@@ -31,6 +35,13 @@ from inventory_ai.models import (
 )
 
 _messages = ChatMessage.__table__
+_conversations = Conversation.__table__
+# An existing conversation moves to the top of the list.
+TOUCH_CONVERSATION = (
+    _conversations.update()
+    .where(_conversations.c.id == bindparam("conversation"))
+    .values(updated_at=bindparam("now"))
+)
 ADD_TOKENS = (
     _messages.update()
     .where(_messages.c.id == bindparam("message"))
@@ -55,66 +66,116 @@ END_ANSWER = (
 )
 
 
-def new_conversation(session: Session, user_id: int, title: str) -> Conversation:
-    now = utcnow()
-    [conversation] = inserted(
-        session, Conversation, [{"id": new_id(), "user_id": user_id, "title": title, "created_at": now,
-                                 "updated_at": now}]
-    )  # fmt: skip
-    set_committed_value(conversation, "messages", [])  # known empty: not asked for
-    return conversation
+@dataclass
+class Intake:
+    """A question and the answer that starts `running`, as rows: ids and times given before the
+    write lock is taken, sequence numbers while it is held."""
+
+    conversation: dict | None  # a new conversation's row; None when the question goes into one that exists
+    question: dict
+    answer: dict
+
+    @property
+    def conversation_id(self) -> str:
+        return self.question["conversation_id"]
 
 
-def question_and_answer(
-    session: Session, conversation: Conversation, seq: int, text: str, language: str
-) -> tuple[ChatMessage, ChatMessage]:
-    """The user's message and the answer that starts `running`, after sequence number `seq`."""
+def intake(user_id: int, text: str, language: str, conversation_id: str | None) -> Intake:
+    """The rows for a question, in a new conversation unless one is given. No database work."""
     now = utcnow()
-    question, answer = inserted(
-        session,
-        ChatMessage,
-        [
-            {"conversation_id": conversation.id, "created_seq": seq + 1, "role": "user", "content": text,
-             "language": language, "created_at": now},
-            {"conversation_id": conversation.id, "created_seq": seq + 2, "role": "assistant",
-             "status": MessageStatus.RUNNING.value, "language": language, "heartbeat_at": now, "created_at": now},
-        ],
-    )  # fmt: skip
+    conversation = None
+    if conversation_id is None:
+        conversation = {
+            "id": new_id(),
+            "user_id": user_id,
+            "title": text[:80],
+            "created_at": now,
+            "updated_at": now,
+        }
+        conversation_id = conversation["id"]
+    question, answer = filled(ChatMessage, [
+        {"conversation_id": conversation_id, "role": "user", "content": text, "language": language,
+         "created_at": now},
+        {"conversation_id": conversation_id, "role": "assistant", "status": MessageStatus.RUNNING.value,
+         "language": language, "heartbeat_at": now, "created_at": now},
+    ])  # fmt: skip
+    return Intake(conversation, question, answer)
+
+
+def write_intake(session: Session, rows: Intake, seq: int) -> None:
+    """The question and its answer after sequence number `seq` of their conversation."""
+    rows.question["created_seq"], rows.answer["created_seq"] = seq + 1, seq + 2
+    if rows.conversation is not None:
+        insert_rows(session, Conversation, [rows.conversation])
+    else:
+        now = rows.question["created_at"]
+        session.connection().execute(TOUCH_CONVERSATION, {"conversation": rows.conversation_id, "now": now})
+    insert_rows(session, ChatMessage, [rows.question, rows.answer])
+
+
+def adopt_intake(session: Session, rows: Intake, conversation: Conversation | None) -> ChatMessage:
+    """After the commit: the written rows as the session's objects, linked both ways as a load
+    would link them (nothing is asked again). Returns the answer."""
+    if conversation is None:
+        [conversation] = adopted(session, Conversation, [rows.conversation])
+        set_committed_value(conversation, "messages", [])  # known empty: not asked for
+    else:
+        set_committed_value(conversation, "updated_at", rows.question["created_at"])
+    question, answer = adopted(session, ChatMessage, [rows.question, rows.answer])
     set_committed_value(answer, "rounds", [])  # known empty: the loop does not ask the database
-    for message in (question, answer):  # both ways, as a load would: nothing is asked again
+    for message in (question, answer):
         set_committed_value(message, "conversation", conversation)
     if "messages" not in inspect(conversation).unloaded:  # the loaded history stays true
         set_committed_value(conversation, "messages", [*conversation.messages, question, answer])
-    if seq:  # an existing conversation moves to the top of the list
-        session.execute(update(Conversation).where(Conversation.id == conversation.id).values(updated_at=now))
-        set_committed_value(conversation, "updated_at", now)
-    return question, answer
+    return answer
 
 
-def round_of_calls(
-    session: Session,
+@dataclass
+class RoundRows:
+    """A round of tool calls as it completed, one row per call (a pending one without content yet)."""
+
+    round: dict
+    calls: list[dict]
+
+
+def round_rows(
     message: ChatMessage,
     position: int,
     assistant_response: str | None,
     duration_ms: int,
     prepared: list[PreparedCall],
     outcomes: list[CallOutcome],
-) -> list[ToolCallRecord]:
-    """The round as it completed, one record per call (a pending one without content yet)."""
-    [stored] = inserted(session, ToolRound, [{
+) -> RoundRows:
+    """The rows for a round. No database work."""
+    [stored] = filled(ToolRound, [{
         "message_id": message.id, "position": position, "assistant_response": assistant_response,
         "started_at": utcnow(), "duration_ms": duration_ms,
     }])  # fmt: skip
-    records = inserted(session, ToolCallRecord, [
-        {"round_id": stored.id, "position": index, "call_id": p.call_id, "model_call_id": p.call.id[:64] or p.call_id,
+    calls = filled(ToolCallRecord, [
+        {"position": index, "call_id": p.call_id, "model_call_id": p.call.id[:64] or p.call_id,
          "name": p.call.name[:64], "arguments": p.call.arguments[:MAX_ARGUMENT_CHARS], "description": p.description,
          "status": outcome.status, "error_type": outcome.error_type, "duration_ms": outcome.duration_ms,
          "content": None if outcome.status == CallStatus.PENDING_CONFIRMATION else outcome.content}
         for index, (p, outcome) in enumerate(zip(prepared, outcomes, strict=True))
     ])  # fmt: skip
-    set_committed_value(stored, "calls", records)
+    return RoundRows(stored, calls)
+
+
+def write_round(session: Session, rows: RoundRows) -> None:
+    """The round, then its calls under the round's new id."""
+    [rows.round] = insert_rows(session, ToolRound, [rows.round], with_ids=True)
+    for call in rows.calls:
+        call["round_id"] = rows.round["id"]
+    rows.calls = insert_rows(session, ToolCallRecord, rows.calls, with_ids=True)
+
+
+def adopt_round(session: Session, message: ChatMessage, rows: RoundRows) -> list[ToolCallRecord]:
+    """After the commit: the round as the session's objects, on the answer's rounds. Returns the calls."""
+    [stored] = adopted(session, ToolRound, [rows.round])
+    calls = adopted(session, ToolCallRecord, rows.calls)
+    set_committed_value(stored, "calls", calls)
     set_committed_value(message, "rounds", [*message.rounds, stored])
-    return records
+    return calls
 
 
 def usage(

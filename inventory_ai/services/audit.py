@@ -34,10 +34,21 @@ def sanitise(arguments: Any, depth: int = 0) -> Any:
     return storable(scrub(str(arguments)[:500]))
 
 
-def record(session: Session, action: str, status: str, **fields: Any) -> None:
-    """One audit event, written at once in the session's transaction (a Core insert: the loop
-    writes one per call, and nothing reads them back there)."""
+def event(action: str, status: str, **fields: Any) -> dict:
+    """One audit event's row, its arguments sanitised, not yet written (`write`)."""
     if "arguments" in fields and fields["arguments"] is not None:
         fields["arguments"] = sanitise(fields["arguments"])
     fields.setdefault("request_id", structlog.contextvars.get_contextvars().get("request_id"))
-    insert_rows(session, AuditEvent, [{"action": action, "status": status, **fields}])
+    return {"action": action, "status": status, **fields}
+
+
+def write(session: Session, events: list[dict]) -> None:
+    """Audit events, written at once in the session's transaction (a Core insert: the loop writes
+    one per call, and nothing reads them back there)."""
+    if events:
+        insert_rows(session, AuditEvent, events)
+
+
+def record(session: Session, action: str, status: str, **fields: Any) -> None:
+    """One audit event, written at once in the session's transaction."""
+    write(session, [event(action, status, **fields)])
