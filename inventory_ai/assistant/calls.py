@@ -99,17 +99,13 @@ class CallRunner:
     def audit(self, session: Session, user, tool_name: str, arguments, outcome: CallOutcome,
               message=None, source: str | None = None) -> None:  # fmt: skip
         """One audit event per call decided (run, refused, declined, or waiting for a person),
-        written in the session's transaction (`audit_event`)."""
+        written in the session's transaction, and the call's metrics."""
         audit.write(session, [self.audit_event(user, tool_name, arguments, outcome, message, source)])
+        self.count(tool_name, outcome)
 
     def audit_event(self, user, tool_name: str, arguments, outcome: CallOutcome, message=None,
                     source: str | None = None) -> dict:  # fmt: skip
-        """A call's audit event, not yet written, and the tool metrics once it has an outcome.
-        `source` marks a call from outside a chat (MCP)."""
-        if outcome.status != CallStatus.PENDING_CONFIRMATION:
-            known = tool_name if self.registry.get(tool_name) else "(unknown)"
-            TOOL_CALLS.labels(known, outcome.status).inc()
-            TOOL_SECONDS.labels(known).observe(outcome.duration_ms / 1000)
+        """A call's audit event, not yet written. `source` marks a call from outside a chat (MCP)."""
         return audit.event(
             "tool_call",
             outcome.status,
@@ -123,6 +119,13 @@ class CallRunner:
             message_id=message.id if message else None,
             detail=f"source={source}" if source else None,
         )
+
+    def count(self, tool_name: str, outcome: CallOutcome) -> None:
+        """The tool metrics, once a call has an outcome (a call waiting for a person has none yet)."""
+        if outcome.status != CallStatus.PENDING_CONFIRMATION:
+            known = tool_name if self.registry.get(tool_name) else "(unknown)"
+            TOOL_CALLS.labels(known, outcome.status).inc()
+            TOOL_SECONDS.labels(known).observe(outcome.duration_ms / 1000)
 
     # --- prepare -----------------------------------------------------------------------------
 

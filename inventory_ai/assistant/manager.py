@@ -145,6 +145,7 @@ class ToolExecutionManager:
             raise InvalidInput("message is empty")
         if len(text) > MAX_MESSAGE_CHARS:
             raise InvalidInput(f"message is {len(text)} characters; the limit is {MAX_MESSAGE_CHARS}")
+        conversation_id = conversation_id or None  # "" starts a new conversation, as no id does
         # Worked out before the write lock is taken: writers wait for each other (database.WriterTurns),
         # so only the reads that decide and the writes themselves happen while it is held.
         # The language the user chose on the page (web/i18n.py) wins; else the question's own.
@@ -153,7 +154,6 @@ class ToolExecutionManager:
         rows = records.intake(user.id, text, language, conversation_id)
         flagged = []
         if screening.flagged:  # a signal: audited, and the model is reminded (prompts.system_prompt)
-            FLAGGED.inc()
             flagged.append(audit.event(
                 "prompt_injection_flagged", "flagged", user_id=user.id, role=user.role,
                 conversation_id=rows.conversation_id, arguments={"reasons": list(screening.reasons)},
@@ -163,6 +163,8 @@ class ToolExecutionManager:
             records.write_intake(session, rows, seq)
             audit.write(session, flagged)
             session.commit()
+        if flagged:
+            FLAGGED.inc()
         answer = records.adopt_intake(session, rows, conversation)
         return Turn(answer.conversation_id, answer.id)
 
@@ -333,8 +335,7 @@ class ToolExecutionManager:
 
         outcomes = self.calls.run(prepared, a.context)
         # The rows and audit events first: the write lock is held only while they are written.
-        duration_ms = int((time.monotonic() - started) * 1000)
-        rows = records.round_rows(a.message, position, reply.text or None, duration_ms, prepared, outcomes)
+        rows = records.round_rows(a.message, position, reply.text or None, prepared, outcomes)
         events = []
         for p, outcome, row in zip(prepared, outcomes, rows.calls, strict=True):
             waiting = outcome.status == CallStatus.PENDING_CONFIRMATION
@@ -343,10 +344,12 @@ class ToolExecutionManager:
         begin_write(a.session)  # tools committed on their own connections meanwhile
         records.usage(a.session, a.message, a.usage)
         a.usage.clear()
-        records.write_round(a.session, rows)
+        records.write_round(a.session, rows, started)
         audit.write(a.session, events)
         a.session.commit()
         TOOL_ROUNDS.inc()
+        for row, outcome in zip(rows.calls, outcomes, strict=True):
+            self._count(row["name"], outcome)
         stored = records.adopt_round(a.session, a.message, rows)
         pending: list[ev.PendingCall] = []
         for p, outcome, record in zip(prepared, outcomes, stored, strict=True):
@@ -364,6 +367,7 @@ class ToolExecutionManager:
         record.status, record.content, record.error_type = outcome.status, outcome.content, outcome.error_type
         record.duration_ms = outcome.duration_ms
         audit.write(a.session, self._audit_events(a, record.name, record.call_id, arguments, outcome))
+        self._count(record.name, outcome)
         return self._result_event(position, record, outcome)
 
     def _audit_events(
@@ -373,13 +377,18 @@ class ToolExecutionManager:
         as for messages (the result carries a warning)."""
         events = [self.calls.audit_event(a.user, name, arguments, outcome, a.message)]
         if outcome.flagged:
-            FLAGGED.inc()
             events.append(audit.event(
                 "prompt_injection_in_result", "flagged", user_id=a.user.id, role=a.user.role,
                 tool_name=name, conversation_id=a.message.conversation_id, message_id=a.message.id,
                 arguments={"reasons": list(outcome.flagged), "tool_call_id": call_id},
             ))  # fmt: skip
         return events
+
+    def _count(self, name: str, outcome: CallOutcome) -> None:
+        """A call's metrics, once its audit events are written."""
+        self.calls.count(name, outcome)
+        if outcome.flagged:
+            FLAGGED.inc()
 
     @staticmethod
     def _result_event(position: int, record: ToolCallRecord, outcome: CallOutcome) -> ev.ToolResultEvent:

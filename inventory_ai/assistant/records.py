@@ -12,6 +12,7 @@ transaction; the caller commits.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -68,8 +69,8 @@ END_ANSWER = (
 
 @dataclass
 class Intake:
-    """A question and the answer that starts `running`, as rows: ids and times given before the
-    write lock is taken, sequence numbers while it is held."""
+    """A question and the answer that starts `running`, as rows: ids given before the write lock is
+    taken, sequence numbers and times while it is held."""
 
     conversation: dict | None  # a new conversation's row; None when the question goes into one that exists
     question: dict
@@ -82,33 +83,27 @@ class Intake:
 
 def intake(user_id: int, text: str, language: str, conversation_id: str | None) -> Intake:
     """The rows for a question, in a new conversation unless one is given. No database work."""
-    now = utcnow()
     conversation = None
     if conversation_id is None:
-        conversation = {
-            "id": new_id(),
-            "user_id": user_id,
-            "title": text[:80],
-            "created_at": now,
-            "updated_at": now,
-        }
+        conversation = {"id": new_id(), "user_id": user_id, "title": text[:80]}
         conversation_id = conversation["id"]
     question, answer = filled(ChatMessage, [
-        {"conversation_id": conversation_id, "role": "user", "content": text, "language": language,
-         "created_at": now},
+        {"conversation_id": conversation_id, "role": "user", "content": text, "language": language},
         {"conversation_id": conversation_id, "role": "assistant", "status": MessageStatus.RUNNING.value,
-         "language": language, "heartbeat_at": now, "created_at": now},
+         "language": language},
     ])  # fmt: skip
     return Intake(conversation, question, answer)
 
 
 def write_intake(session: Session, rows: Intake, seq: int) -> None:
-    """The question and its answer after sequence number `seq` of their conversation."""
+    """The question and its answer after sequence number `seq` of their conversation, stamped now."""
+    now = utcnow()
     rows.question["created_seq"], rows.answer["created_seq"] = seq + 1, seq + 2
+    rows.question["created_at"] = rows.answer["created_at"] = rows.answer["heartbeat_at"] = now
     if rows.conversation is not None:
+        rows.conversation["created_at"] = rows.conversation["updated_at"] = now
         insert_rows(session, Conversation, [rows.conversation])
     else:
-        now = rows.question["created_at"]
         session.connection().execute(TOUCH_CONVERSATION, {"conversation": rows.conversation_id, "now": now})
     insert_rows(session, ChatMessage, [rows.question, rows.answer])
 
@@ -142,14 +137,12 @@ def round_rows(
     message: ChatMessage,
     position: int,
     assistant_response: str | None,
-    duration_ms: int,
     prepared: list[PreparedCall],
     outcomes: list[CallOutcome],
 ) -> RoundRows:
     """The rows for a round. No database work."""
     [stored] = filled(ToolRound, [{
         "message_id": message.id, "position": position, "assistant_response": assistant_response,
-        "started_at": utcnow(), "duration_ms": duration_ms,
     }])  # fmt: skip
     calls = filled(ToolCallRecord, [
         {"position": index, "call_id": p.call_id, "model_call_id": p.call.id[:64] or p.call_id,
@@ -161,8 +154,11 @@ def round_rows(
     return RoundRows(stored, calls)
 
 
-def write_round(session: Session, rows: RoundRows) -> None:
-    """The round, then its calls under the round's new id."""
+def write_round(session: Session, rows: RoundRows, started: float) -> None:
+    """The round, stamped now and timed from `started` (time.monotonic()) to now, then its calls
+    under the round's new id."""
+    rows.round["started_at"] = utcnow()
+    rows.round["duration_ms"] = int((time.monotonic() - started) * 1000)
     [rows.round] = insert_rows(session, ToolRound, [rows.round], with_ids=True)
     for call in rows.calls:
         call["round_id"] = rows.round["id"]
