@@ -339,8 +339,3 @@ def adopted(session: Session, model: type, rows: list[dict]) -> list:
         session.add(obj)
         objects.append(obj)
     return objects
-
-
-def inserted(session: Session, model: type, rows: list[dict]) -> list:
-    """`insert_rows` with their ids, handed back `adopted`."""
-    return adopted(session, model, insert_rows(session, model, rows, with_ids=True))
