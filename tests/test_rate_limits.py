@@ -1,0 +1,31 @@
+"""The in-process rate-limit counters (no Redis configured): counted and expired as limits counts
+them, without a new thread per request (extensions.SweptMemoryStorage)."""
+
+from __future__ import annotations
+
+import time
+
+from inventory_ai.extensions import SweptMemoryStorage, limiter
+
+
+def test_steady_requests_share_one_sweeper_thread(app):
+    with app.app_context():
+        storage = limiter.limiter.storage
+    assert isinstance(storage, SweptMemoryStorage)
+    sweepers = set()
+    for _ in range(20):  # 20 ms apart: limits' own 10 ms sweeper would have ended before each
+        storage.incr("test:steady", 60)
+        sweepers.add(id(storage.timer))
+        time.sleep(0.02)
+    assert len(sweepers) == 1
+    assert storage.get("test:steady") == 20
+
+
+def test_a_counter_past_its_window_reads_as_zero_before_any_sweep(app):
+    with app.app_context():
+        storage = limiter.limiter.storage
+    storage.incr("test:window", 0.05)
+    storage.incr("test:window", 0.05)
+    assert storage.get("test:window") == 2
+    time.sleep(0.1)  # the sweep is a second away: the read itself drops the expired counter
+    assert storage.get("test:window") == 0
