@@ -8,7 +8,7 @@ import threading
 import time
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from inventory_ai.assistant import records
@@ -133,3 +133,44 @@ def test_a_round_is_stamped_and_timed_to_when_it_is_stored(app):
     stored = db.session.scalars(select(ToolRound).where(ToolRound.message_id == turn.message_id)).one()
     assert stored.started_at >= other["lock"]["at"]
     assert stored.duration_ms >= 400
+
+
+def _as_seen(message: ChatMessage) -> tuple:
+    return (
+        message.status, message.content, message.input_tokens, message.conversation.title,
+        [(m.role, m.content, m.status) for m in message.conversation.messages],
+        [(r.position, r.duration_ms, [(c.name, c.status, c.content) for c in r.calls]) for r in message.rounds],
+    )  # fmt: skip
+
+
+def test_the_session_holds_the_written_rows_as_the_database_has_them(app):
+    """The loop's rows are handed to the session as if loaded (database.adopted): nothing of them is
+    left for the ORM to write (every write of the turn is the loop's own), reading them, their
+    conversation's history and the answer's rounds asks nothing of the database, and what the
+    session holds is what a fresh read finds."""
+    use(app, ScriptedProvider(calls(call("search_materials", {"keyword": "面粉"})), answer("找到了。")))
+    left_to_write, statements = [], []
+
+    def flushing(session, _context, _instances):
+        left_to_write.extend([*session.new, *session.dirty, *session.deleted])
+
+    def count(_conn, _cursor, statement, *_rest):
+        statements.append(statement)
+
+    event.listen(Session, "before_flush", flushing)
+    try:
+        turn = manager().prepare_message(db.session, _user("staff"), "面粉", None)
+        list(manager().run(db.session, turn))
+        event.listen(db.engine, "before_cursor_execute", count)
+        held = _as_seen(db.session.get(ChatMessage, turn.message_id))
+        db.session.flush()
+    finally:
+        event.remove(Session, "before_flush", flushing)
+        if event.contains(db.engine, "before_cursor_execute", count):
+            event.remove(db.engine, "before_cursor_execute", count)
+    assert left_to_write == [] and statements == []
+    with Session(bind=db.engine) as fresh:
+        assert _as_seen(fresh.get(ChatMessage, turn.message_id)) == held
+    status, content, *_rest, rounds = held
+    assert (status, content) == ("completed", "找到了。")
+    assert rounds[0][2][0][:2] == ("search_materials", "success")
