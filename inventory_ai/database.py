@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, event, inspect, text
-from sqlalchemy.orm import Session, make_transient_to_detached, scoped_session
+from sqlalchemy.orm import Session, configure_mappers, make_transient_to_detached, scoped_session
 from sqlalchemy.orm.attributes import instance_dict
 
 WRITE_LOCK_SECONDS = 15  # how long a write waits for a lock: SQLite's busy_timeout, PostgreSQL's lock_timeout
@@ -283,6 +283,9 @@ class _Table:
 
 @functools.cache
 def _table(model: type) -> _Table:
+    # The mappers set up first, as a query or a constructor would: `adopted` makes objects without
+    # either, and an object of an unconfigured class has no attribute machinery yet.
+    configure_mappers()
     mapper = inspect(model)
     table = mapper.local_table
     keys = {column: mapper.get_property_by_column(column).key for column in table.columns}

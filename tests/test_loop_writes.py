@@ -4,8 +4,11 @@ it was when everything happened inside the transaction."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from sqlalchemy import event, select
@@ -174,3 +177,21 @@ def test_the_session_holds_the_written_rows_as_the_database_has_them(app):
     status, content, *_rest, rounds = held
     assert (status, content) == ("completed", "找到了。")
     assert rounds[0][2][0][:2] == ("search_materials", "success")
+
+
+def test_rows_can_be_adopted_before_anything_else_used_the_models():
+    """database.adopted makes objects without a constructor or a query, the two things that set the
+    mappers up: in a fresh process, adopting first must work all the same."""
+    code = """
+from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
+from inventory_ai.database import adopted
+from inventory_ai.models import ToolRound
+[stored] = adopted(Session(), ToolRound, [{"id": 1, "message_id": "m", "position": 0, "duration_ms": 0}])
+set_committed_value(stored, "calls", [])
+print(stored.id, stored.calls)
+"""
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["1", "[]"]
