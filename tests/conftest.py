@@ -13,7 +13,7 @@ from inventory_ai.extensions import db
 from inventory_ai.models import User
 from tests.support.clients import AuthActions, FreshUserClient
 from tests.support.dashscope_stub import DashScopeStub
-from tests.support.databases import TEST_DATABASE_URL, PostgresDatabases, SqliteDatabases
+from tests.support.databases import TEST_DATABASE_URL, PostgresDatabases, SqliteDatabases, let_go
 
 
 @pytest.fixture(scope="session")
@@ -41,8 +41,7 @@ def app(database_url, tmp_path, monkeypatch):
     app.test_client_class = FreshUserClient
     with app.app_context():
         yield app
-        db.session.remove()
-        db.engine.dispose()
+    let_go(app)
 
 
 @pytest.fixture
@@ -65,9 +64,7 @@ def app_with(databases, tmp_path, monkeypatch):
 
     yield make
     for app in made:
-        with app.app_context():
-            db.session.remove()
-            db.engine.dispose()
+        let_go(app)
     for url in urls:
         databases.drop(url)
 

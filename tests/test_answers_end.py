@@ -14,6 +14,7 @@ from sqlalchemy import func, select, update
 
 from inventory_ai.assistant.events import ConfirmationRequired, Done, ErrorEvent
 from inventory_ai.assistant.providers.dashscope import DashScopeProvider, shared_breaker
+from inventory_ai.assistant.recovery import Heartbeats
 from inventory_ai.assistant.setup import decisions, manager
 from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, TextDelta, ToolCall, Usage
 from inventory_ai.auth import issue_token
@@ -437,3 +438,29 @@ def test_twenty_refused_calls_with_huge_arguments_do_not_swell_the_next_request(
     start("staff", "再来", turn.conversation_id)
     sent = model.requests[-1].messages
     assert sum(len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in sent) < 60_000
+
+
+def test_a_database_forgotten_by_the_heartbeat_thread_is_not_used_after(app):
+    """An app being torn down (tests make one per test) tells the heartbeat thread to forget its
+    database: forget returns only once a beat that was using it has ended, and no beat uses it
+    again, so nothing opens a connection in a pool that is about to be disposed."""
+
+    class Quick(Heartbeats):
+        TICK = 0.01
+
+    beats, started, done = [], threading.Event(), threading.Event()
+
+    def sweep(_session):
+        beats.append(time.monotonic())
+        started.set()
+        time.sleep(0.3)  # the beat is using the database when the app is torn down
+        done.set()
+
+    heartbeats = Quick()
+    heartbeats.add(db.engine, "an answer", sweep, interval=0.01)
+    assert started.wait(5)
+    heartbeats.forget(db.engine)
+    assert done.is_set()  # waited for the beat in progress
+    count = len(beats)
+    time.sleep(0.2)
+    assert len(beats) == count  # and none began after

@@ -37,7 +37,7 @@ from inventory_ai.models import (
     ToolRound,
     User,
 )
-from tests.support.databases import PASSWORD
+from tests.support.databases import PASSWORD, let_go
 from tests.support.scripted import ScriptedProvider, answer
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -88,8 +88,7 @@ def serving(databases, folder: Path) -> Iterator[Live]:
         yield served
     finally:
         server.shutdown()
-        with app.app_context():
-            db.engine.dispose()
+        let_go(app)
         databases.drop(url)
 
 

@@ -31,10 +31,10 @@ from inventory_ai.assistant.types import (
     ToolSpec,
 )
 from inventory_ai.config import config_for_tests
-from inventory_ai.extensions import db
 from inventory_ai.logging import configure_logging
 from tests.support.clients import AuthActions
 from tests.support.dashscope_stub import Error, NonJson, Reply, StreamError, tool_call
+from tests.support.databases import let_go
 
 API_KEY = "sk-test-0123456789abcdef"
 SEARCH = ToolSpec(
@@ -259,8 +259,7 @@ def dashscope_app(database_url, tmp_path, monkeypatch, stub):
     app = create_app(config)
     with app.app_context():
         yield app
-        db.session.remove()
-        db.engine.dispose()
+    let_go(app)
 
 
 def seed_example(stub):

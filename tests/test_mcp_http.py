@@ -20,6 +20,7 @@ from inventory_ai.config import config_for_tests
 from inventory_ai.database import begin_write
 from inventory_ai.extensions import db
 from inventory_ai.models import ROLES, Material, StockLevel, ToolSetting, User
+from tests.support.databases import let_go
 from tests.support.mcp_clients import (
     as_listed,
     as_the_model_sees,
@@ -55,9 +56,7 @@ def warehouse(databases, tmp_path_factory):
         log = server.log_path.read_text()  # stopped: its whole log
         assert "Traceback" not in log and not any(token in log for token in tokens.values())
     finally:
-        with app.app_context():
-            db.session.remove()
-            db.engine.dispose()
+        let_go(app)
         databases.drop(url)
 
 

@@ -79,12 +79,14 @@ class Heartbeats:
     def __init__(self):
         self._databases: dict[Engine, _Database] = {}
         self._lock = threading.Lock()
+        self._working = threading.Lock()  # held while a beat reads or writes the databases
         self._thread: threading.Thread | None = None
         os.register_at_fork(after_in_child=self._after_fork)
 
     def _after_fork(self) -> None:
         """A forked worker (gunicorn with preload) has no thread of its parent's: it starts its own."""
         self._lock = threading.Lock()
+        self._working = threading.Lock()
         self._thread = None
         if any(db.watched for db in self._databases.values()):
             self._start()
@@ -123,6 +125,15 @@ class Heartbeats:
             if not database.running and not database.watched:
                 del self._databases[engine]  # a test's database: forgotten with its last answer
 
+    def forget(self, engine: Engine) -> None:
+        """Stop working on this database, and wait for a beat that is using it now to end: its app
+        is being torn down (tests make and drop one per test), and a connection the thread opened
+        after the engine was disposed would be left open in a pool nobody closes."""
+        with self._lock:
+            self._databases.pop(engine, None)
+        with self._working:
+            pass
+
     def _start(self) -> None:
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._beat, name="answer-heartbeats", daemon=True)
@@ -131,46 +142,55 @@ class Heartbeats:
     def _beat(self) -> None:
         while True:
             time.sleep(self.TICK)
-            now = time.monotonic()
-            with self._lock:
-                due = [
-                    (engine, list(db.running), db.sweep)
-                    for engine, db in self._databases.items()
-                    if now - db.last_beat >= db.interval
-                ]
-                for engine, _ids, _sweep in due:
-                    self._databases[engine].last_beat = now
-                looks = [
-                    (engine, list(db.running), db.on_stop)
-                    for engine, db in self._databases.items()
-                    if db.running and db.on_stop and now - db.last_look >= STOP_SECONDS
-                ]
-                for engine, _ids, _on_stop in looks:
-                    self._databases[engine].last_look = now
-            for engine, ids, on_stop in looks:
-                try:
-                    with engine.connect() as connection:  # a read of a few indexed rows, no lock
-                        stopped = connection.scalars(
-                            select(ChatMessage.id).where(
-                                ChatMessage.id.in_(ids), ChatMessage.cancel_requested.is_(True)
-                            )
-                        ).all()
-                    for message_id in stopped:
-                        on_stop(message_id)
-                except Exception as exc:
-                    log.warning("stop_check_failed", error_type=type(exc).__name__)
-            for engine, ids, sweep in due:
-                try:
-                    with write_transaction(engine) as session:
-                        if ids:
-                            session.execute(
-                                update(ChatMessage)
-                                .where(ChatMessage.id.in_(ids), ChatMessage.status == MessageStatus.RUNNING)
-                                .values(heartbeat_at=utcnow())
-                            )
-                        sweep(session)
-                except Exception as exc:  # a busy or vanished database: try again next beat
-                    log.warning("heartbeat_failed", error_type=type(exc).__name__)
+            with self._working:  # what is due is chosen and done in one piece (forget waits for it)
+                now = time.monotonic()
+                with self._lock:
+                    due = [
+                        (engine, list(db.running), db.sweep)
+                        for engine, db in self._databases.items()
+                        if now - db.last_beat >= db.interval
+                    ]
+                    for engine, _ids, _sweep in due:
+                        self._databases[engine].last_beat = now
+                    looks = [
+                        (engine, list(db.running), db.on_stop)
+                        for engine, db in self._databases.items()
+                        if db.running and db.on_stop and now - db.last_look >= STOP_SECONDS
+                    ]
+                    for engine, _ids, _on_stop in looks:
+                        self._databases[engine].last_look = now
+                self._look_for_stops(looks)
+                self._keep_alive(due)
+
+    @staticmethod
+    def _look_for_stops(looks: list) -> None:
+        for engine, ids, on_stop in looks:
+            try:
+                with engine.connect() as connection:  # a read of a few indexed rows, no lock
+                    stopped = connection.scalars(
+                        select(ChatMessage.id).where(
+                            ChatMessage.id.in_(ids), ChatMessage.cancel_requested.is_(True)
+                        )
+                    ).all()
+                for message_id in stopped:
+                    on_stop(message_id)
+            except Exception as exc:
+                log.warning("stop_check_failed", error_type=type(exc).__name__)
+
+    @staticmethod
+    def _keep_alive(due: list) -> None:
+        for engine, ids, sweep in due:
+            try:
+                with write_transaction(engine) as session:
+                    if ids:
+                        session.execute(
+                            update(ChatMessage)
+                            .where(ChatMessage.id.in_(ids), ChatMessage.status == MessageStatus.RUNNING)
+                            .values(heartbeat_at=utcnow())
+                        )
+                    sweep(session)
+            except Exception as exc:  # a busy or vanished database: try again next beat
+                log.warning("heartbeat_failed", error_type=type(exc).__name__)
 
 
 # One per process: every app in it (tests make many) shares the thread.

@@ -17,6 +17,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from inventory_ai import create_app
+from inventory_ai.assistant.recovery import HEARTBEATS
 from inventory_ai.config import config_for_tests
 from inventory_ai.extensions import db
 from inventory_ai.services.seeding import seed
@@ -24,6 +25,17 @@ from inventory_ai.services.seeding import seed
 PASSWORD = "demo-password"
 TEST_DATABASE_URL = os.environ.get("INVENTORY_AI_TEST_DATABASE_URL")
 _counter = itertools.count()
+
+
+def let_go(app) -> None:
+    """An app's end in a test: its session closed, its engine no longer used by the heartbeat
+    thread (which may be in the middle of a beat on it), then disposed. A connection opened after
+    the dispose would stay open in a pool nobody closes, and on PostgreSQL its ResourceWarning, when
+    the pool is collected, fails whichever test is running then."""
+    with app.app_context():
+        db.session.remove()
+        HEARTBEATS.forget(db.engine)
+        db.engine.dispose()
 
 
 def build_seeded(url: str) -> None:
