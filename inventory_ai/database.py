@@ -10,7 +10,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -278,7 +278,7 @@ class _Table:
     generated: str | None  # the autoincrement primary key's attribute, if any
     insert: object
     insert_returning: object | None
-    new_object: object  # an instance with no attribute set, as a load makes one (no __init__)
+    new_object: Callable[[], object]  # an instance with no attribute set, as a load makes one (no __init__)
 
 
 @functools.cache
