@@ -32,6 +32,7 @@ class Noop(ToolExecutor):
     name = "noop"
     labels = help = ("测试", "test")
     description = "does nothing"
+    bounded = True  # as the domain's reads: nothing in it can outlast its timeout
     parameters = {"type": "object", "properties": {}, "additionalProperties": False}
 
     def execute(self, arguments, context):

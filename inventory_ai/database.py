@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, event, inspect, text
+from sqlalchemy import Connection, Engine, event, inspect, text
 from sqlalchemy.orm import Session, configure_mappers, make_transient_to_detached, scoped_session
 from sqlalchemy.orm.attributes import instance_dict
 
@@ -353,3 +353,110 @@ def adopted(session: Session, model: type, rows: list[dict]) -> list:
         session.add(obj)
         objects.append(obj)
     return objects
+
+
+class _Watch:
+    """One session's deadline; `connection` is the one its transaction uses, once it has begun."""
+
+    __slots__ = ("deadline", "connection", "stopped")
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.connection: Connection | None = None
+        self.stopped = False
+
+    def stop(self) -> None:
+        """Stop the statement running on the connection, by the database's own means: sqlite3's
+        `interrupt()`, psycopg's cancel request."""
+        self.stopped = True
+        if self.connection is None:
+            return  # nothing runs yet; a transaction begun later is stopped as it begins
+        driver_connection = self.connection.connection.driver_connection
+        with contextlib.suppress(Exception):  # a connection already gone has nothing to stop
+            if isinstance(driver_connection, sqlite3.Connection):
+                driver_connection.interrupt()
+            else:
+                driver_connection.cancel_safe()
+
+
+class QueryDeadlines:
+    """Stops a session's statements once their deadline has passed (`stopped_at`). One thread per
+    process looks every PERIOD seconds; a watch costs a set and a pop, no thread is woken for it.
+
+    Why: a read tool ran in a thread of its own so that the loop could stop waiting at its timeout.
+    The hand-off there and back cost more than most reads, and a query given up on ran on,
+    unobserved, holding its connection (docs/benchmarks.md, seventh session)."""
+
+    PERIOD = 0.05
+
+    def __init__(self) -> None:
+        self._after_fork()
+        os.register_at_fork(after_in_child=self._after_fork)
+
+    def _after_fork(self) -> None:
+        """A forked worker has no thread of its parent's, nor its watches: it starts afresh."""
+        self._lock = threading.Lock()  # a watch is stopped or forgotten under it, never both
+        self._due: set[_Watch] = set()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, deadline: float) -> _Watch:
+        watch = _Watch(deadline)
+        with self._lock:
+            self._due.add(watch)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._look, name="query-deadlines", daemon=True)
+                self._thread.start()
+        return watch
+
+    def began(self, watch: _Watch, connection: Connection) -> None:
+        with self._lock:
+            watch.connection = connection
+            if watch.stopped:
+                watch.stop()
+
+    def forget(self, watch: _Watch) -> bool:
+        """No more watching; True if its deadline had passed and it was stopped."""
+        with self._lock:
+            self._due.discard(watch)
+            return watch.stopped
+
+    def _look(self) -> None:
+        while True:
+            time.sleep(self.PERIOD)
+            now = time.monotonic()
+            with self._lock:
+                for watch in [w for w in self._due if w.deadline <= now]:
+                    self._due.discard(watch)
+                    watch.stop()
+
+
+QUERY_DEADLINES = QueryDeadlines()
+
+
+class DeadlinePassed(Exception):
+    """A session's statements were stopped at their deadline (stopped_at)."""
+
+
+@event.listens_for(Session, "after_begin")
+def _watched_begin(session: Session, _transaction, connection: Connection) -> None:
+    watch = session.info.get("deadline")
+    if watch is not None:
+        QUERY_DEADLINES.began(watch, connection)
+
+
+@contextmanager
+def stopped_at(session: Session, deadline: float) -> Iterator[None]:
+    """The session's statements stopped by the database once time.monotonic() passes `deadline`.
+    If they were, DeadlinePassed is raised on leaving, whatever the block did, with the session
+    rolled back and its connection discarded (a late cancel must not reach another user's work).
+    Leave the block before the session commits: the commit gives the connection back."""
+    watch = session.info["deadline"] = QUERY_DEADLINES.watch(deadline)
+    try:
+        yield
+    finally:
+        del session.info["deadline"]
+        if QUERY_DEADLINES.forget(watch):
+            if watch.connection is not None:
+                watch.connection.invalidate()
+            session.rollback()
+            raise DeadlinePassed()

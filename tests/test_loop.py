@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from inventory_ai.assistant import registry as registry_module
 from inventory_ai.assistant.events import ConfirmationRequired, Delta, Done, ToolResultEvent
@@ -19,6 +19,7 @@ from inventory_ai.assistant.setup import decisions, manager
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.assistant.types import ModelReply
 from inventory_ai.changes import ChangeMarker
+from inventory_ai.database import QueryDeadlines
 from inventory_ai.errors import Conflict, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, ChatMessage, Intent, Material, ModelCall, StockLevel, ToolSetting
@@ -191,6 +192,65 @@ def test_a_tool_that_times_out_is_reported_and_the_loop_goes_on(app):
     assert time.monotonic() - started < 1.5
     assert content(model.requests[1])["error"]["type"] == "Timeout"
     assert message.status == "completed"
+
+
+ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
+
+
+class EndlessQuery(ToolExecutor):
+    """A read whose query never ends on its own (the same SQL on SQLite and PostgreSQL)."""
+
+    name = "endless_query"
+    labels = help = ("测试", "test")
+    description = "never finishes"
+    parameters = {"type": "object", "properties": {}, "additionalProperties": False}
+    timeout_seconds = 0.3
+
+    def __init__(self, bounded: bool):
+        self.bounded = bounded
+        self.ended = threading.Event()
+        self.error = None
+        self.thread = None
+
+    def execute(self, arguments, context):
+        self.thread = threading.current_thread()
+        try:
+            return {"max": context.session.execute(text(ENDLESS)).scalar()}
+        except Exception as exc:
+            self.error = exc
+            raise
+        finally:
+            self.ended.set()
+
+
+@pytest.mark.parametrize("bounded", [True, False], ids=["in the asking thread", "in a thread of its own"])
+def test_a_read_past_its_timeout_is_stopped_by_the_database_and_the_next_one_works(app, bounded):
+    tool = EndlessQuery(bounded)
+    manager().registry.register(tool)
+    model = use(app, ScriptedProvider(calls(call("endless_query", {})), answer("it was slow")))
+    started = time.monotonic()
+    _, _, message = run(app, "staff", "go")
+    assert time.monotonic() - started < 3
+    assert content(model.requests[1])["error"]["type"] == "Timeout"
+    assert message.status == "completed"
+    # The query itself was stopped, not only given up on: a read left running holds a connection
+    # (PostgreSQL) or keeps a snapshot open (SQLite) for ever.
+    assert tool.ended.wait(3) and tool.error is not None
+    assert (tool.thread is threading.current_thread()) is bounded  # a bounded read: no hand-off
+    # Its connection was discarded, not given to the next read: the next round's query works.
+    model = use(app, ScriptedProvider(calls(call("search_materials", {"keyword": "面粉"})), answer("ok")))
+    _, _, message = run(app, "staff", "面粉")
+    assert "error" not in content(model.requests[1]) and message.status == "completed"
+
+
+def test_a_deadline_forgotten_in_time_stops_nothing():
+    deadlines = QueryDeadlines()
+    early = deadlines.watch(time.monotonic() + 0.05)
+    assert deadlines.forget(early) is False
+    late = deadlines.watch(time.monotonic() + 0.05)
+    time.sleep(0.3)
+    assert not early.stopped and late.stopped
+    assert deadlines.forget(late) is True  # the caller learns it was stopped
 
 
 # --- parallel reads, serial writes -----------------------------------------------------------

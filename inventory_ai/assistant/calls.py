@@ -1,6 +1,6 @@
 """One round's tool calls: prepare each (known to this user? arguments valid? needs confirmation?),
-then run them: read-only calls together in threads, each until its own timeout, writes one by one
-in the order the model asked. Every call ends as a `CallOutcome`; a tool's bug never escapes.
+then run them: read-only calls together in threads, each until its own timeout (a bounded read
+alone in the asking thread), writes one by one in the order the model asked. Every call ends as a `CallOutcome`; a tool's bug never escapes.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from inventory_ai.assistant.tools.base import (
     from_domain,
 )
 from inventory_ai.assistant.types import ToolCall
+from inventory_ai.database import DeadlinePassed, stopped_at
 from inventory_ai.errors import MAX_MESSAGE_CHARS, DomainError, clip, quoted
 from inventory_ai.logging import get_logger
 from inventory_ai.models import CallStatus
@@ -208,7 +209,11 @@ class CallRunner:
 
     def _run_parallel(self, prepared: list[PreparedCall], context: ToolContext) -> list[CallOutcome]:
         """Reads start together; each is waited for until its own timeout, then reported as timed out
-        (it may still finish in the background, unobserved: it only reads)."""
+        (its statements are stopped then; other work may still finish in the background, unobserved:
+        it only reads). A bounded read alone (ToolExecutor.bounded) runs here, in the asking thread:
+        the hand-off to a thread and back cost more than the read itself (docs/benchmarks.md)."""
+        if len(prepared) == 1 and prepared[0].tool.bounded:
+            return [self.invoke(prepared[0], context)]
         futures = [self._readers.submit(self.invoke, p, context) for p in prepared]
         started = time.monotonic()
         outcomes = []
@@ -217,8 +222,9 @@ class CallRunner:
             try:
                 outcomes.append(future.result(timeout=max(0.0, remaining)))
             except FutureTimeout:
-                error = Timeout(f"{p.call.name} did not finish within {p.tool.timeout_seconds:g} s")
-                outcomes.append(CallOutcome.failed(error, duration_ms=int(p.tool.timeout_seconds * 1000)))
+                outcomes.append(
+                    CallOutcome.failed(timed_out(p.tool), duration_ms=int(p.tool.timeout_seconds * 1000))
+                )
         return outcomes
 
     def result(self, value) -> CallOutcome:
@@ -236,14 +242,20 @@ class CallRunner:
         return CallOutcome(CallStatus.SUCCESS.value, content, flagged=screening.reasons)
 
     def invoke(self, p: PreparedCall, context: ToolContext) -> CallOutcome:
-        """Run one tool in its own session."""
+        """Run one tool in its own session. Its statements are stopped by the database at its
+        timeout (database.stopped_at): a read given up on does not run on."""
         started = time.monotonic()
         with Session(bind=context.engine, expire_on_commit=False) as session:
             ctx = replace(context, session=session, tool_call_id=p.call_id)
             try:
-                value = p.tool.execute(p.arguments, ctx)
+                with stopped_at(session, started + p.tool.timeout_seconds):
+                    value = p.tool.execute(p.arguments, ctx)
                 session.commit()
                 outcome = self.result(value)
+            except DeadlinePassed:  # the session is rolled back, its connection discarded
+                outcome = CallOutcome.failed(
+                    timed_out(p.tool), duration_ms=int(p.tool.timeout_seconds * 1000)
+                )
             except (ToolError, DomainError) as exc:
                 session.rollback()
                 outcome = CallOutcome.failed(exc if isinstance(exc, ToolError) else from_domain(exc))
@@ -255,6 +267,10 @@ class CallRunner:
                 )
         outcome.duration_ms = int((time.monotonic() - started) * 1000)
         return outcome
+
+
+def timed_out(tool: ToolExecutor) -> Timeout:
+    return Timeout(f"{tool.name} did not finish within {tool.timeout_seconds:g} s")
 
 
 def expected(tool: ToolExecutor) -> str:

@@ -103,6 +103,11 @@ class ToolExecutor(ABC):
     help: ClassVar[tuple[str, str]]
     read_only: ClassVar[bool] = True
     timeout_seconds: ClassVar[float] = 10.0
+    # Nothing in it can outlast timeout_seconds: its queries are stopped by the database at the
+    # deadline, the rest is Python bounded by its arguments (no network, no waiting). Such a read,
+    # alone in its round, runs in the asking thread (CallRunner); any other runs in a thread of its
+    # own, given up on at its timeout.
+    bounded: ClassVar[bool] = False
     # Code defaults; admins may override both at run time (ToolSetting).
     enabled_by_default: ClassVar[bool] = True
     allowed_roles: ClassVar[frozenset[str]] = ALL_ROLES

@@ -31,6 +31,7 @@ def stock_by_material(session, material_ids: list[int]) -> dict[int, list[tuple[
 
 class SearchMaterials(ToolExecutor):
     name = "search_materials"
+    bounded = True
     labels = ("搜索原料", "Material search")
     help = ("查找原料，例如“帮我查找面粉原料”", 'find materials, e.g. "find flour"')
     description = "Find materials by Chinese name, pinyin, English word or code; with stock."
@@ -86,6 +87,7 @@ class SearchMaterials(ToolExecutor):
 
 class GetMaterialDetail(ToolExecutor):
     name = "get_material_detail"
+    bounded = True
     labels = ("原料详情", "Material details")
     help = ("查看原料详情，例如“M001 详情”", 'look at one material, e.g. "details of M001"')
     description = "One material in full: spec, supplier, cost, reorder point, stock, recent movements."

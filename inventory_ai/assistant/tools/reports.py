@@ -8,6 +8,7 @@ from inventory_ai.services.reports import MAX_ROWS, format_report
 
 class FormatReport(ToolExecutor):
     name = "format_report"
+    bounded = True
     labels = ("报表", "Report")
     help = ("把结果整理成报表，例如“生成低库存报表”", 'turn results into a report, e.g. "low stock report"')
     description = "Format rows from earlier results as a Markdown or CSV table."

@@ -27,6 +27,7 @@ def _scope(context: ToolContext, arguments: dict) -> stats.Scope:
 
 class GetInventoryStats(ToolExecutor):
     name = "get_inventory_stats"
+    bounded = True
     labels = ("库存统计", "Stock totals")
     help = ("库存统计与库存金额", "stock totals and stock value")
     description = "Stock value and counts by warehouse and category."
@@ -42,6 +43,7 @@ class GetInventoryStats(ToolExecutor):
 
 class ListLowStock(ToolExecutor):
     name = "list_low_stock"
+    bounded = True
     labels = ("低库存", "Low stock")
     help = (
         "列出低于补货点的原料，例如“哪些原料库存不足”",
@@ -68,6 +70,7 @@ class ListLowStock(ToolExecutor):
 
 class GetStockMovements(ToolExecutor):
     name = "get_stock_movements"
+    bounded = True
     labels = ("出入库记录", "Stock movements")
     help = (
         "查询出入库记录，例如“最近7天高筋面粉的出库记录”",
