@@ -143,6 +143,7 @@ class SQLiteConnection(sqlite3.Connection):
     ended, however it ends: committed, rolled back, or the connection closed."""
 
     turns: WriterTurns | None = None
+    deadline_set = False  # a progress handler stops its statements at a deadline (stopped_at)
 
     def commit(self) -> None:
         try:
@@ -185,6 +186,12 @@ def install_sqlite_pragmas(engine: Engine) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute(f"PRAGMA busy_timeout={WRITE_LOCK_SECONDS * 1000}")
         cursor.close()
+
+    @event.listens_for(engine, "checkin")
+    def _no_deadline(dbapi_connection, _record):
+        if getattr(dbapi_connection, "deadline_set", False):  # stopped_at's, for the next user: none
+            dbapi_connection.set_progress_handler(None, 0)
+            dbapi_connection.deadline_set = False
 
     @event.listens_for(engine, "begin")
     def _begin(conn):
@@ -355,108 +362,48 @@ def adopted(session: Session, model: type, rows: list[dict]) -> list:
     return objects
 
 
-class _Watch:
-    """One session's deadline; `connection` is the one its transaction uses, once it has begun."""
-
-    __slots__ = ("deadline", "connection", "stopped")
-
-    def __init__(self, deadline: float) -> None:
-        self.deadline = deadline
-        self.connection: Connection | None = None
-        self.stopped = False
-
-    def stop(self) -> None:
-        """Stop the statement running on the connection, by the database's own means: sqlite3's
-        `interrupt()`, psycopg's cancel request."""
-        self.stopped = True
-        if self.connection is None:
-            return  # nothing runs yet; a transaction begun later is stopped as it begins
-        driver_connection = self.connection.connection.driver_connection
-        with contextlib.suppress(Exception):  # a connection already gone has nothing to stop
-            if isinstance(driver_connection, sqlite3.Connection):
-                driver_connection.interrupt()
-            else:
-                driver_connection.cancel_safe()
-
-
-class QueryDeadlines:
-    """Stops a session's statements once their deadline has passed (`stopped_at`). One thread per
-    process looks every PERIOD seconds; a watch costs a set and a pop, no thread is woken for it.
-
-    Why: a read tool ran in a thread of its own so that the loop could stop waiting at its timeout.
-    The hand-off there and back cost more than most reads, and a query given up on ran on,
-    unobserved, holding its connection (docs/benchmarks.md, seventh session)."""
-
-    PERIOD = 0.05
-
-    def __init__(self) -> None:
-        self._after_fork()
-        os.register_at_fork(after_in_child=self._after_fork)
-
-    def _after_fork(self) -> None:
-        """A forked worker has no thread of its parent's, nor its watches: it starts afresh."""
-        self._lock = threading.Lock()  # a watch is stopped or forgotten under it, never both
-        self._due: set[_Watch] = set()
-        self._thread: threading.Thread | None = None
-
-    def watch(self, deadline: float) -> _Watch:
-        watch = _Watch(deadline)
-        with self._lock:
-            self._due.add(watch)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._look, name="query-deadlines", daemon=True)
-                self._thread.start()
-        return watch
-
-    def began(self, watch: _Watch, connection: Connection) -> None:
-        with self._lock:
-            watch.connection = connection
-            if watch.stopped:
-                watch.stop()
-
-    def forget(self, watch: _Watch) -> bool:
-        """No more watching; True if its deadline had passed and it was stopped."""
-        with self._lock:
-            self._due.discard(watch)
-            return watch.stopped
-
-    def _look(self) -> None:
-        while True:
-            time.sleep(self.PERIOD)
-            now = time.monotonic()
-            with self._lock:
-                for watch in [w for w in self._due if w.deadline <= now]:
-                    self._due.discard(watch)
-                    watch.stop()
-
-
-QUERY_DEADLINES = QueryDeadlines()
-
-
 class DeadlinePassed(Exception):
     """A session's statements were stopped at their deadline (stopped_at)."""
 
 
-@event.listens_for(Session, "after_begin")
-def _watched_begin(session: Session, _transaction, connection: Connection) -> None:
-    watch = session.info.get("deadline")
-    if watch is not None:
-        QUERY_DEADLINES.began(watch, connection)
-
-
 @contextmanager
 def stopped_at(session: Session, deadline: float) -> Iterator[None]:
-    """The session's statements stopped by the database once time.monotonic() passes `deadline`.
-    If they were, DeadlinePassed is raised on leaving, whatever the block did, with the session
-    rolled back and its connection discarded (a late cancel must not reach another user's work).
-    Leave the block before the session commits: the commit gives the connection back."""
-    watch = session.info["deadline"] = QUERY_DEADLINES.watch(deadline)
+    """The session's statements stopped by the database once time.monotonic() passes `deadline`:
+    on SQLite a progress handler the statement itself calls (`_deadline_begins`), on PostgreSQL
+    `SET LOCAL statement_timeout` to the time left when the transaction begins. An error out of
+    the block past the deadline (the stopped statement's, or what the caller made of it) leaves as
+    DeadlinePassed, the session rolled back.
+
+    Why: a read tool ran in a thread of its own so that the loop could stop waiting at its timeout.
+    The hand-off there and back cost more than most reads, and a query given up on ran on,
+    unobserved, holding its connection (docs/benchmarks.md, seventh session). Here the query is
+    stopped in its own thread, by its own database: nothing crosses threads, no connection is
+    reached after it went back to the pool."""
+    session.info["deadline"] = deadline
     try:
         yield
+    except Exception as exc:
+        if time.monotonic() < deadline:
+            raise
+        session.rollback()
+        raise DeadlinePassed() from exc
     finally:
         del session.info["deadline"]
-        if QUERY_DEADLINES.forget(watch):
-            if watch.connection is not None:
-                watch.connection.invalidate()
-            session.rollback()
-            raise DeadlinePassed()
+
+
+@event.listens_for(Session, "after_begin")
+def _deadline_begins(session: Session, _transaction, connection: Connection) -> None:
+    deadline = session.info.get("deadline")
+    if deadline is None:
+        return
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise DeadlinePassed()
+    driver_connection = connection.connection.driver_connection
+    if isinstance(driver_connection, SQLiteConnection):
+        # Called every 1,000 virtual machine steps; a true answer interrupts the statement. Taken
+        # off when the connection goes back to the pool (install_sqlite_pragmas).
+        driver_connection.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
+        driver_connection.deadline_set = True
+    elif connection.dialect.name == "postgresql":
+        connection.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(left * 1000))}")

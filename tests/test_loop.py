@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -19,7 +20,6 @@ from inventory_ai.assistant.setup import decisions, manager
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.assistant.types import ModelReply
 from inventory_ai.changes import ChangeMarker
-from inventory_ai.database import QueryDeadlines
 from inventory_ai.errors import Conflict, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, ChatMessage, Intent, Material, ModelCall, StockLevel, ToolSetting
@@ -243,14 +243,63 @@ def test_a_read_past_its_timeout_is_stopped_by_the_database_and_the_next_one_wor
     assert "error" not in content(model.requests[1]) and message.status == "completed"
 
 
-def test_a_deadline_forgotten_in_time_stops_nothing():
-    deadlines = QueryDeadlines()
-    early = deadlines.watch(time.monotonic() + 0.05)
-    assert deadlines.forget(early) is False
-    late = deadlines.watch(time.monotonic() + 0.05)
-    time.sleep(0.3)
-    assert not early.stopped and late.stopped
-    assert deadlines.forget(late) is True  # the caller learns it was stopped
+def test_a_read_whose_deadline_passed_before_its_first_query_is_stopped_as_it_begins(app):
+    tool = EndlessQuery(bounded=True)
+    slow_start = tool.execute
+    tool.execute = lambda arguments, context: (time.sleep(0.4), slow_start(arguments, context))[1]
+    manager().registry.register(tool)
+    model = use(app, ScriptedProvider(calls(call("endless_query", {})), answer("it was slow")))
+    started = time.monotonic()
+    run(app, "staff", "go")
+    assert time.monotonic() - started < 3
+    assert content(model.requests[1])["error"]["type"] == "Timeout"
+
+
+def test_a_write_past_its_timeout_is_not_stopped_and_reported_as_done(app):
+    class SlowWrite(ToolExecutor):
+        name = "slow_write"
+        labels = help = ("测试", "test")
+        description = "writes slowly"
+        parameters = {"type": "object", "properties": {}, "additionalProperties": False}
+        read_only = False
+        timeout_seconds = 0.1
+
+        def execute(self, arguments, context):
+            time.sleep(0.3)  # e.g. waiting for a row lock: it may still commit, so it is never cut off
+            context.session.execute(text("UPDATE materials SET code = code WHERE code = 'M001'"))
+            return {"done": True}
+
+    manager().registry.register(SlowWrite())
+    model = use(app, ScriptedProvider(calls(call("slow_write", {})), answer("done")))
+    run(app, "staff", "go")
+    assert content(model.requests[1]) == {"done": True}
+
+
+def test_a_deadline_does_not_follow_its_connection_to_the_next_user(app):
+    class QuickRead(ToolExecutor):
+        name = "quick_read"
+        labels = help = ("测试", "test")
+        description = "reads a little"
+        parameters = {"type": "object", "properties": {}, "additionalProperties": False}
+        timeout_seconds = 0.2
+        bounded = True
+
+        def execute(self, arguments, context):
+            return {"n": context.session.execute(text("SELECT count(*) FROM materials")).scalar()}
+
+    manager().registry.register(QuickRead())
+    model = use(app, ScriptedProvider(calls(call("quick_read", {})), answer("ok")))
+    run(app, "staff", "go")
+    assert "error" not in content(model.requests[1])
+    time.sleep(0.3)  # its deadline has passed; the connection it used is back in the pool
+    long_but_finite = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT max(x) FROM c"
+    db.session.close()
+    with contextlib.ExitStack() as stack:  # every connection the pool holds, the tool's among them
+        connections = [stack.enter_context(db.engine.connect()) for _ in range(4)]
+        for connection in connections:
+            started = time.monotonic()
+            assert connection.execute(text(long_but_finite)).scalar() == 300000
+            assert time.monotonic() - started > 0.01  # long enough for a stale deadline to stop it
 
 
 # --- parallel reads, serial writes -----------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
 from sqlalchemy.orm import Session
@@ -242,13 +243,17 @@ class CallRunner:
         return CallOutcome(CallStatus.SUCCESS.value, content, flagged=screening.reasons)
 
     def invoke(self, p: PreparedCall, context: ToolContext) -> CallOutcome:
-        """Run one tool in its own session. Its statements are stopped by the database at its
-        timeout (database.stopped_at): a read given up on does not run on."""
+        """Run one tool in its own session. A read's statements are stopped by the database at its
+        timeout (database.stopped_at): a read given up on does not run on. A write is never
+        stopped half-way (it may commit after all): the database's lock timeout bounds it."""
         started = time.monotonic()
         with Session(bind=context.engine, expire_on_commit=False) as session:
             ctx = replace(context, session=session, tool_call_id=p.call_id)
+            watched = (
+                stopped_at(session, started + p.tool.timeout_seconds) if p.tool.read_only else nullcontext()
+            )
             try:
-                with stopped_at(session, started + p.tool.timeout_seconds):
+                with watched:
                     value = p.tool.execute(p.arguments, ctx)
                 session.commit()
                 outcome = self.result(value)
