@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
+import math
 import os
 import sqlite3
 import threading
@@ -366,44 +367,77 @@ class DeadlinePassed(Exception):
     """A session's statements were stopped at their deadline (stopped_at)."""
 
 
+# SQLite's virtual machine steps between two looks at the clock. The look needs the GIL back, which
+# under load can wait a switch interval (5 ms): rare enough that the domain's reads never look, and
+# an endless one is stopped within about a tenth of a second of its deadline.
+STEPS_BETWEEN_LOOKS = 1_000_000
+
+
+class _Deadline:
+    __slots__ = ("at", "watched")
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+        self.watched = True  # False once the block is left: a handler left behind stops nothing
+
+    def passed(self) -> bool:
+        return self.watched and time.monotonic() > self.at
+
+
 @contextmanager
 def stopped_at(session: Session, deadline: float) -> Iterator[None]:
-    """The session's statements stopped by the database once time.monotonic() passes `deadline`:
-    on SQLite a progress handler the statement itself calls (`_deadline_begins`), on PostgreSQL
-    `SET LOCAL statement_timeout` to the time left when the transaction begins. An error out of
-    the block past the deadline (the stopped statement's, or what the caller made of it) leaves as
-    DeadlinePassed, the session rolled back.
+    """The session's statements stopped by the database once time.monotonic() passes `deadline`,
+    each in its own thread (`_deadline_begins`): on SQLite by a progress handler, on PostgreSQL by
+    `SET LOCAL statement_timeout` to the time left when the transaction begins (so there each
+    statement of a read may take that long: a bound per statement, not for the whole read, and
+    kept until the transaction ends: the caller commits or rolls back right after the block). A
+    stopped statement's error, or one that came of it, leaves the block as DeadlinePassed with the
+    session rolled back; any other error leaves as it is.
 
     Why: a read tool ran in a thread of its own so that the loop could stop waiting at its timeout.
     The hand-off there and back cost more than most reads, and a query given up on ran on,
-    unobserved, holding its connection (docs/benchmarks.md, seventh session). Here the query is
-    stopped in its own thread, by its own database: nothing crosses threads, no connection is
-    reached after it went back to the pool."""
-    session.info["deadline"] = deadline
+    unobserved, holding its connection (docs/benchmarks.md, seventh session). Here nothing crosses
+    threads, and nothing reaches a connection after it went back to the pool."""
+    watch = session.info["deadline"] = _Deadline(deadline)
     try:
         yield
     except Exception as exc:
-        if time.monotonic() < deadline:
+        if not _stopped(exc):
             raise
         session.rollback()
         raise DeadlinePassed() from exc
     finally:
+        watch.watched = False
         del session.info["deadline"]
+
+
+def _stopped(exc: BaseException | None) -> bool:
+    """Whether an error is a statement stopped at its deadline, or came of one (its cause or context)."""
+    while exc is not None:
+        for error in (exc, getattr(exc, "orig", None)):  # SQLAlchemy wraps the driver's error
+            if (
+                isinstance(error, sqlite3.OperationalError)
+                and error.sqlite_errorcode == sqlite3.SQLITE_INTERRUPT
+            ):
+                return True
+            if getattr(error, "sqlstate", None) == "57014":  # PostgreSQL's query_canceled
+                return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 @event.listens_for(Session, "after_begin")
 def _deadline_begins(session: Session, _transaction, connection: Connection) -> None:
-    deadline = session.info.get("deadline")
-    if deadline is None:
+    watch = session.info.get("deadline")
+    if watch is None:
         return
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise DeadlinePassed()
     driver_connection = connection.connection.driver_connection
     if isinstance(driver_connection, SQLiteConnection):
-        # Called every 1,000 virtual machine steps; a true answer interrupts the statement. Taken
-        # off when the connection goes back to the pool (install_sqlite_pragmas).
-        driver_connection.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
+        # A true answer interrupts the statement. Taken off when the connection goes back to the
+        # pool (install_sqlite_pragmas); a handler left elsewhere answers False once the block ends.
+        driver_connection.set_progress_handler(watch.passed, STEPS_BETWEEN_LOOKS)
         driver_connection.deadline_set = True
     elif connection.dialect.name == "postgresql":
-        connection.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(left * 1000))}")
+        # Rounded up: a statement stopped before the deadline would not look like a timeout.
+        left = max(1, math.ceil((watch.at - time.monotonic()) * 1000) + 1)
+        connection.exec_driver_sql(f"SET LOCAL statement_timeout = {left}")

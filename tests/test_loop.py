@@ -12,14 +12,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select, text
+from sqlalchemy.orm import Session
 
 from inventory_ai.assistant import registry as registry_module
 from inventory_ai.assistant.events import ConfirmationRequired, Delta, Done, ToolResultEvent
 from inventory_ai.assistant.providers.base import ProviderError
 from inventory_ai.assistant.setup import decisions, manager
+from inventory_ai.assistant.tools.base import NotFound as ToolNotFound
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.assistant.types import ModelReply
 from inventory_ai.changes import ChangeMarker
+from inventory_ai.database import stopped_at
 from inventory_ai.errors import Conflict, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, ChatMessage, Intent, Material, ModelCall, StockLevel, ToolSetting
@@ -195,6 +198,10 @@ def test_a_tool_that_times_out_is_reported_and_the_loop_goes_on(app):
 
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
+# Millions of SQLite steps: a deadline's progress handler is called during it several times.
+LONG_BUT_FINITE = (
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000) SELECT max(x) FROM c"
+)
 
 
 class EndlessQuery(ToolExecutor):
@@ -237,7 +244,7 @@ def test_a_read_past_its_timeout_is_stopped_by_the_database_and_the_next_one_wor
     # (PostgreSQL) or keeps a snapshot open (SQLite) for ever.
     assert tool.ended.wait(3) and tool.error is not None
     assert (tool.thread is threading.current_thread()) is bounded  # a bounded read: no hand-off
-    # Its connection was discarded, not given to the next read: the next round's query works.
+    # Its connection went back to the pool rolled back, and free of the deadline: the next read works.
     model = use(app, ScriptedProvider(calls(call("search_materials", {"keyword": "面粉"})), answer("ok")))
     _, _, message = run(app, "staff", "面粉")
     assert "error" not in content(model.requests[1]) and message.status == "completed"
@@ -253,6 +260,36 @@ def test_a_read_whose_deadline_passed_before_its_first_query_is_stopped_as_it_be
     run(app, "staff", "go")
     assert time.monotonic() - started < 3
     assert content(model.requests[1])["error"]["type"] == "Timeout"
+
+
+def test_a_read_that_fails_late_for_another_reason_says_so_and_is_not_called_a_timeout(app):
+    class LateNotFound(ToolExecutor):
+        name = "late_not_found"
+        labels = help = ("测试", "test")
+        description = "finds nothing, slowly"
+        parameters = {"type": "object", "properties": {}, "additionalProperties": False}
+        timeout_seconds = 0.1
+        bounded = True
+
+        def execute(self, arguments, context):
+            context.session.execute(text("SELECT count(*) FROM materials")).scalar()
+            time.sleep(0.2)
+            raise ToolNotFound("no material M999")
+
+    manager().registry.register(LateNotFound())
+    model = use(app, ScriptedProvider(calls(call("late_not_found", {})), answer("not found")))
+    run(app, "staff", "go")
+    assert content(model.requests[1])["error"] == {"type": "NotFound", "message": "no material M999"}
+
+
+def test_a_deadline_left_on_a_connection_outside_the_pool_stops_nothing(app):
+    with db.engine.connect() as connection:  # kept by its owner: never checked in meanwhile
+        session = Session(bind=connection)
+        with stopped_at(session, time.monotonic() + 0.05):
+            session.execute(text("SELECT 1"))
+        session.close()  # its transaction ends (and PostgreSQL's SET LOCAL with it); the connection stays out
+        time.sleep(0.1)
+        assert connection.execute(text(LONG_BUT_FINITE)).scalar() == 1_000_000
 
 
 def test_a_write_past_its_timeout_is_not_stopped_and_reported_as_done(app):
@@ -292,13 +329,13 @@ def test_a_deadline_does_not_follow_its_connection_to_the_next_user(app):
     run(app, "staff", "go")
     assert "error" not in content(model.requests[1])
     time.sleep(0.3)  # its deadline has passed; the connection it used is back in the pool
-    long_but_finite = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT max(x) FROM c"
+
     db.session.close()
     with contextlib.ExitStack() as stack:  # every connection the pool holds, the tool's among them
         connections = [stack.enter_context(db.engine.connect()) for _ in range(4)]
         for connection in connections:
             started = time.monotonic()
-            assert connection.execute(text(long_but_finite)).scalar() == 300000
+            assert connection.execute(text(LONG_BUT_FINITE)).scalar() == 1_000_000
             assert time.monotonic() - started > 0.01  # long enough for a stale deadline to stop it
 
 

@@ -215,8 +215,10 @@ class CallRunner:
         the hand-off to a thread and back cost more than the read itself (docs/benchmarks.md)."""
         if len(prepared) == 1 and prepared[0].tool.bounded:
             return [self.invoke(prepared[0], context)]
-        futures = [self._readers.submit(self.invoke, p, context) for p in prepared]
-        started = time.monotonic()
+        started = time.monotonic()  # each read's deadline counts from here, queued or not
+        futures = [
+            self._readers.submit(self.invoke, p, context, started + p.tool.timeout_seconds) for p in prepared
+        ]
         outcomes = []
         for p, future in zip(prepared, futures, strict=True):
             remaining = p.tool.timeout_seconds - (time.monotonic() - started)
@@ -242,25 +244,24 @@ class CallRunner:
             content = compact({"warning": UNTRUSTED_WARNING, **marked}, self.result_budget_chars)
         return CallOutcome(CallStatus.SUCCESS.value, content, flagged=screening.reasons)
 
-    def invoke(self, p: PreparedCall, context: ToolContext) -> CallOutcome:
+    def invoke(self, p: PreparedCall, context: ToolContext, deadline: float | None = None) -> CallOutcome:
         """Run one tool in its own session. A read's statements are stopped by the database at its
-        timeout (database.stopped_at): a read given up on does not run on. A write is never
-        stopped half-way (it may commit after all): the database's lock timeout bounds it."""
+        deadline (time.monotonic(); its timeout from now unless given; database.stopped_at): a read
+        given up on does not run on. A write is never stopped half-way (it may commit after all):
+        the database's lock timeout bounds it."""
         started = time.monotonic()
+        deadline = started + p.tool.timeout_seconds if deadline is None else deadline
         with Session(bind=context.engine, expire_on_commit=False) as session:
             ctx = replace(context, session=session, tool_call_id=p.call_id)
-            watched = (
-                stopped_at(session, started + p.tool.timeout_seconds) if p.tool.read_only else nullcontext()
-            )
+            watched = stopped_at(session, deadline) if p.tool.read_only else nullcontext()
             try:
                 with watched:
                     value = p.tool.execute(p.arguments, ctx)
                 session.commit()
                 outcome = self.result(value)
-            except DeadlinePassed:  # the session is rolled back, its connection discarded
-                outcome = CallOutcome.failed(
-                    timed_out(p.tool), duration_ms=int(p.tool.timeout_seconds * 1000)
-                )
+            except DeadlinePassed:  # its statement was stopped; the session is rolled back
+                log.warning("tool_timed_out", tool=p.call.name, timeout_seconds=p.tool.timeout_seconds)
+                outcome = CallOutcome.failed(timed_out(p.tool))
             except (ToolError, DomainError) as exc:
                 session.rollback()
                 outcome = CallOutcome.failed(exc if isinstance(exc, ToolError) else from_domain(exc))
