@@ -1,6 +1,7 @@
 """One round's tool calls: prepare each (known to this user? arguments valid? needs confirmation?),
 then run them: read-only calls together in threads, each until its own timeout (a bounded read
-alone in the asking thread), writes one by one in the order the model asked. Every call ends as a `CallOutcome`; a tool's bug never escapes.
+alone in the asking thread), writes one by one in the order the model asked. Every call ends as a
+`CallOutcome`; a tool's bug never escapes.
 """
 
 from __future__ import annotations
