@@ -438,6 +438,6 @@ def _deadline_begins(session: Session, _transaction, connection: Connection) -> 
         driver_connection.set_progress_handler(watch.passed, STEPS_BETWEEN_LOOKS)
         driver_connection.deadline_set = True
     elif connection.dialect.name == "postgresql":
-        # Rounded up: a statement stopped before the deadline would not look like a timeout.
+        # Rounded up, and a millisecond more: never stopped before the deadline.
         left = max(1, math.ceil((watch.at - time.monotonic()) * 1000) + 1)
         connection.exec_driver_sql(f"SET LOCAL statement_timeout = {left}")

@@ -29,6 +29,13 @@ from inventory_ai.models import AuditEvent, ChatMessage, Intent, Material, Model
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
 
+class NoArguments(ToolExecutor):
+    """A tool made for one test, taking no arguments: its name and what it does are its own."""
+
+    labels = help = ("测试", "test")
+    parameters = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
 def run(app, username: str, text: str, conversation_id: str | None = None):
     user = _user(username)
     turn = manager().prepare_message(db.session, user, text, conversation_id)
@@ -159,11 +166,9 @@ def test_schema_errors_are_all_listed(app):
 
 
 def test_a_tool_that_crashes_becomes_a_clean_error(app):
-    class Crashing(ToolExecutor):
+    class Crashing(NoArguments):
         name = "crashing_tool"
-        labels = help = ("测试", "test")
         description = "crashes"
-        parameters = {"type": "object", "properties": {}, "additionalProperties": False}
 
         def execute(self, arguments, context):
             raise RuntimeError("secret path /etc/passwd and key sk-abcdefghijklmnop")
@@ -177,11 +182,9 @@ def test_a_tool_that_crashes_becomes_a_clean_error(app):
 
 
 def test_a_tool_that_times_out_is_reported_and_the_loop_goes_on(app):
-    class Slow(ToolExecutor):
+    class Slow(NoArguments):
         name = "slow_tool"
-        labels = help = ("测试", "test")
         description = "slow"
-        parameters = {"type": "object", "properties": {}, "additionalProperties": False}
         timeout_seconds = 0.2
 
         def execute(self, arguments, context):
@@ -204,13 +207,11 @@ LONG_BUT_FINITE = (
 )
 
 
-class EndlessQuery(ToolExecutor):
+class EndlessQuery(NoArguments):
     """A read whose query never ends on its own (the same SQL on SQLite and PostgreSQL)."""
 
     name = "endless_query"
-    labels = help = ("测试", "test")
     description = "never finishes"
-    parameters = {"type": "object", "properties": {}, "additionalProperties": False}
     timeout_seconds = 0.3
 
     def __init__(self, bounded: bool):
@@ -263,11 +264,9 @@ def test_a_read_whose_deadline_passed_before_its_first_query_is_stopped_as_it_be
 
 
 def test_a_read_that_fails_late_for_another_reason_says_so_and_is_not_called_a_timeout(app):
-    class LateNotFound(ToolExecutor):
+    class LateNotFound(NoArguments):
         name = "late_not_found"
-        labels = help = ("测试", "test")
         description = "finds nothing, slowly"
-        parameters = {"type": "object", "properties": {}, "additionalProperties": False}
         timeout_seconds = 0.1
         bounded = True
 
@@ -293,11 +292,9 @@ def test_a_deadline_left_on_a_connection_outside_the_pool_stops_nothing(app):
 
 
 def test_a_write_past_its_timeout_is_not_stopped_and_reported_as_done(app):
-    class SlowWrite(ToolExecutor):
+    class SlowWrite(NoArguments):
         name = "slow_write"
-        labels = help = ("测试", "test")
         description = "writes slowly"
-        parameters = {"type": "object", "properties": {}, "additionalProperties": False}
         read_only = False
         timeout_seconds = 0.1
 
@@ -313,11 +310,9 @@ def test_a_write_past_its_timeout_is_not_stopped_and_reported_as_done(app):
 
 
 def test_a_deadline_does_not_follow_its_connection_to_the_next_user(app):
-    class QuickRead(ToolExecutor):
+    class QuickRead(NoArguments):
         name = "quick_read"
-        labels = help = ("测试", "test")
         description = "reads a little"
-        parameters = {"type": "object", "properties": {}, "additionalProperties": False}
         timeout_seconds = 0.2
         bounded = True
 
