@@ -20,6 +20,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 PATH = "/api/v1/services/aigc/text-generation/generation"
 
 
+class _StubServer(ThreadingHTTPServer):
+    daemon_threads = True
+    # As a real service takes them: a worker opening its 64 model connections at once is not left
+    # waiting. The default backlog of 5 dropped the rest, and each waited for a SYN resent after 1 s.
+    request_queue_size = 256
+
+
 @dataclass
 class Reply:
     content: str = ""
@@ -113,8 +120,7 @@ class DashScopeStub:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.server.daemon_threads = True
+        self.server = _StubServer(("127.0.0.1", port), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
