@@ -8,8 +8,10 @@ PostgreSQL database on 127.0.0.1:5432). The load is wrk (C, from Debian; `make b
 it): one keep-alive connection per client, each sending the next message as soon as its answer
 is back, for a fixed time, every message from one of 64 users with their own bearer token. The
 ideal is what a zero-cost server would do: clients / 0.2 s messages per second, each taking 0.2 s.
-The last column is each worker's share of the server's CPU: a lopsided run (keep-alive connections
-stay with the worker that accepted them) is told apart from a slow one.
+Each worker's share of the server's CPU tells a lopsided run (keep-alive connections stay with the
+worker that accepted them) from a slow one. PostgreSQL's CPU is that of every `postgres` process on
+the machine (its backends), counted over the level. Each level is measured after a warm-up at the
+same load, whose rate and p99 are in the last column (the first level's is the cold start).
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ from _server import deployed
 
 MODEL_SECONDS = 0.2
 RUN_SECONDS = 10
+# Before each level is measured, the same load for this long, reported on its own: the first
+# level's warm-up is the workers' cold start (their model and database connections opened, the
+# first statements compiled), which took the first 1-2 s of a run and is not the steady rate.
+WARM_UP_SECONDS = 3
 
 # wrk's Lua: each request is sent as the next user (round robin per wrk thread); any answer that
 # is not a completed message counts as a failure; the summary is printed as one JSON line.
@@ -72,19 +78,36 @@ def cpu_seconds(pids: list[int]) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def database_pids() -> list[int]:
+    """PostgreSQL's processes on this machine (its backends included): the database's share of the CPU."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "comm").read_text().strip() == "postgres":
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def wrk(base: str, clients: int, seconds: int, script: Path, tokens: Path) -> dict:
+    out = subprocess.run(
+        ["wrk", "-t", "2", "-c", str(clients), "-d", f"{seconds}s", "--timeout", "30s", "-s", str(script), base],
+        env={**os.environ, "BENCH_TOKENS": str(tokens)}, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def run_level(
     base: str, clients: int, script: Path, tokens: Path, server_pids: list[int], stub_pid: int
 ) -> dict:
     workers = server_pids[1:]  # the first is gunicorn's arbiter
     before = cpu_seconds(server_pids), cpu_seconds([stub_pid]), resource.getrusage(resource.RUSAGE_CHILDREN)
+    database = {pid: cpu_seconds([pid]) for pid in database_pids()}
     per_worker = [cpu_seconds([pid]) for pid in workers]
-    out = subprocess.run(
-        ["wrk", "-t", "2", "-c", str(clients), "-d", f"{RUN_SECONDS}s", "--timeout", "30s", "-s", str(script), base],
-        env={**os.environ, "BENCH_TOKENS": str(tokens)}, check=True, capture_output=True, text=True,
-    )  # fmt: skip
+    r = wrk(base, clients, RUN_SECONDS, script, tokens)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     per_worker = [cpu_seconds([pid]) - spent for pid, spent in zip(workers, per_worker, strict=True)]
-    r = json.loads(out.stdout.strip().splitlines()[-1])
     completed = r["requests"] - r["failures"]
     per_message = 1000 / max(1, r["requests"])
     return {
@@ -95,6 +118,7 @@ def run_level(
         "server_ms": (cpu_seconds(server_pids) - before[0]) * per_message,
         "stub_ms": (cpu_seconds([stub_pid]) - before[1]) * per_message,
         "wrk_ms": (after.ru_utime + after.ru_stime - before[2].ru_utime - before[2].ru_stime) * per_message,
+        "database_ms": sum(cpu_seconds([p]) - database.get(p, 0.0) for p in database_pids()) * per_message,
         # Each worker's share of the server's CPU: keep-alive connections stay with the worker that
         # accepted them, so one worker can carry most of the load while another idles.
         "split": "/".join(f"{spent / max(sum(per_worker), 1e-9):.0%}" for spent in per_worker),
@@ -117,20 +141,22 @@ def main() -> None:
         tokens.write_text("\n".join(app.tokens) + "\n")
         print(
             f"gunicorn {workers} workers x {threads} threads, {kind}, model stub {MODEL_SECONDS * 1000:.0f} ms "
-            f"in its own process, wrk, {RUN_SECONDS} s per level\n"
+            f"in its own process, wrk, {RUN_SECONDS} s per level after {WARM_UP_SECONDS} s of warm-up\n"
         )
         print(
             "| clients | messages | failures | msg/s | ideal msg/s | share of ideal | p50 s | p99 s "
-            "| p99 / ideal latency | CPU ms per message: server / stub / wrk | workers' shares of server CPU |"
+            "| p99 / ideal latency | CPU ms per message: server / stub / wrk / PostgreSQL | workers' shares of server CPU "
+            "| warm-up: msg/s, p99 s |"
         )
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for clients in levels:
+            w = wrk(app.base, clients, WARM_UP_SECONDS, script, tokens)
             r = run_level(app.base, clients, script, tokens, app.worker_pids(), app.stub.pid)
             print(
                 f"| {r['clients']} | {r['requests']} | {r['failures'] + r['errors']} | {r['throughput']:.1f} "
                 f"| {r['ideal']:.0f} | {r['throughput'] / r['ideal']:.0%} | {r['p50']:.3f} | {r['p99']:.3f} "
-                f"| {r['p99'] / MODEL_SECONDS:.2f}× | {r['server_ms']:.1f} / {r['stub_ms']:.1f} / {r['wrk_ms']:.2f} "
-                f"| {r['split']} |",
+                f"| {r['p99'] / MODEL_SECONDS:.2f}× | {r['server_ms']:.1f} / {r['stub_ms']:.1f} / {r['wrk_ms']:.2f} / {r['database_ms']:.1f} "
+                f"| {r['split']} | {(w['requests'] - w['failures']) / w['seconds']:.1f}, {w['p99']:.3f} |",
                 flush=True,
             )
 
