@@ -374,36 +374,3 @@ def test_the_model_session_reads_the_environment_once_per_host(monkeypatch):
         "https://dashscope.aliyuncs.com/x", {"https": "http://p:1"}, None, None, None
     )
     assert own["proxies"]["https"] == "http://p:1"  # a call's own proxies win, as in requests
-
-
-def test_the_model_session_reads_netrc_once_per_host(monkeypatch, tmp_path):
-    """~/.netrc still applies as requests applies it (an entry for the host, or nothing), looked for
-    once per host rather than per call (the files looked for were a few percent of a chat's CPU)."""
-    import requests
-
-    from inventory_ai.assistant.providers import dashscope as module
-
-    netrc = tmp_path / "netrc"
-    netrc.write_text("machine proxy.plant.example login plant password s3cret\n")
-    monkeypatch.setenv("NETRC", str(netrc))
-    looked = []
-    real = requests.utils.get_netrc_auth
-    for where in (module, requests.sessions):  # ours, and where requests itself looks
-        monkeypatch.setattr(
-            where, "get_netrc_auth", lambda url: looked.append(url) or real(url), raising=False
-        )
-    session = module.model_http_session()
-
-    def authorization(url: str) -> str | None:
-        return session.prepare_request(requests.Request("POST", url, data=b"{}")).headers.get("Authorization")
-
-    assert authorization("https://proxy.plant.example/api/v1/x").startswith("Basic ")  # its entry
-    assert authorization("https://dashscope.aliyuncs.com/api/v1/x") is None  # no entry: nothing added
-    netrc.write_text("machine dashscope.aliyuncs.com login other password changed\n")
-    assert authorization("https://dashscope.aliyuncs.com/api/v1/y") is None  # as read at the first call
-    assert authorization("https://proxy.plant.example/api/v1/y").startswith("Basic ")
-    assert len(looked) == 2  # once per host
-    own = session.prepare_request(
-        requests.Request("POST", "https://dashscope.aliyuncs.com/z", auth=("a", "b"))
-    )
-    assert own.headers["Authorization"].startswith("Basic ")  # a call's own auth wins, as in requests

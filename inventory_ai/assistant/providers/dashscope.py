@@ -33,7 +33,6 @@ import pybreaker
 import requests
 from dashscope import Generation
 from requests.adapters import HTTPAdapter
-from requests.utils import get_netrc_auth
 from tenacity import (
     Retrying,
     retry_if_exception,
@@ -187,34 +186,15 @@ def shared_breaker(redis_url: str | None, model: str = "") -> ModelBreaker:
 POOL_CONNECTIONS = 64  # kept open for reuse, per process; at gunicorn's 64 threads no call waits
 
 
-class _NoNetrcEntry(requests.auth.AuthBase):
-    """What ~/.netrc holds for a host that has no entry: nothing is added to the request."""
-
-    def __call__(self, request):
-        return request
-
-
 class _ModelHttpSession(requests.Session):
-    """requests looks at the environment (proxies, no_proxy, the CA bundle) and at ~/.netrc on every
-    call: a scan of every variable and a few files looked for, most of a millisecond a model call
-    (docs/benchmarks.md). Here both are looked at once per host and the answer kept: the same
-    settings, read when the first call to that host is made."""
+    """requests looks at the environment (proxies, no_proxy, the CA bundle) on every call: a scan
+    of every variable, most of a millisecond a model call. Here it is looked at once per host and
+    the answer kept: the same settings, read when the first call to that host is made."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._environment: dict[tuple, dict] = {}
-        self._netrc: dict[tuple, requests.auth.AuthBase | tuple] = {}
+        self._environment: dict[str, dict] = {}
         self._environment_lock = threading.Lock()
-
-    def prepare_request(self, request):
-        if self.trust_env and not request.auth and not self.auth:  # where requests reads ~/.netrc
-            host = urlsplit(request.url)[:2]
-            with self._environment_lock:
-                found = self._netrc.get(host)
-                if found is None:
-                    found = self._netrc[host] = get_netrc_auth(request.url) or _NoNetrcEntry()
-            request.auth = found
-        return super().prepare_request(request)
 
     def merge_environment_settings(self, url, proxies, stream, verify, cert):
         if proxies or verify not in (True, None) or cert is not None:  # a call's own: as requests does
