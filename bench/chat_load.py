@@ -9,9 +9,10 @@ it): one keep-alive connection per client, each sending the next message as soon
 is back, for a fixed time, every message from one of 64 users with their own bearer token. The
 ideal is what a zero-cost server would do: clients / 0.2 s messages per second, each taking 0.2 s.
 Each worker's share of the server's CPU tells a lopsided run (keep-alive connections stay with the
-worker that accepted them) from a slow one. PostgreSQL's CPU is that of every `postgres` process on
-the machine (its backends), counted over the level. Each level is measured after a warm-up at the
-same load, whose rate and p99 are in the last column (the first level's is the cold start).
+worker that accepted them) from a slow one. PostgreSQL's CPU (PostgreSQL runs only) is that of
+every `postgres` process on the machine, the backends that ended during the level included. Each
+level is measured only after a warm-up at the same load, whose rate and p99 are in the last column
+(the first level's is the workers' cold start).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from _server import deployed
@@ -66,28 +68,43 @@ end
 """
 
 
+def _stat(pid: int | str) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command's name; None once the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
 def cpu_seconds(pids: list[int]) -> float:
     """User + system CPU of these processes so far (Linux /proc)."""
     ticks = 0
     for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue
-        ticks += int(fields[11]) + int(fields[12])
+        if (fields := _stat(pid)) is not None:
+            ticks += int(fields[11]) + int(fields[12])
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def database_pids() -> list[int]:
-    """PostgreSQL's processes on this machine (its backends included): the database's share of the CPU."""
-    found = []
+def _is_postgres(pid: int | str) -> bool:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() == "postgres"
+    except OSError:
+        return False
+
+
+def database_cpu_seconds() -> float:
+    """CPU so far of PostgreSQL on this machine: every `postgres` process, and, through the
+    postmaster's children's time, the backends that have ended (a connection closed by the pool)."""
+    ticks = 0
     for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and (entry / "comm").read_text().strip() == "postgres":
-                found.append(int(entry.name))
-        except OSError:
+        if not entry.name.isdigit() or not _is_postgres(entry.name):
             continue
-    return found
+        if (fields := _stat(entry.name)) is None:
+            continue
+        ticks += int(fields[11]) + int(fields[12])
+        if not _is_postgres(fields[1]):  # the postmaster: its ended children's CPU
+            ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def wrk(base: str, clients: int, seconds: int, script: Path, tokens: Path) -> dict:
@@ -99,11 +116,11 @@ def wrk(base: str, clients: int, seconds: int, script: Path, tokens: Path) -> di
 
 
 def run_level(
-    base: str, clients: int, script: Path, tokens: Path, server_pids: list[int], stub_pid: int
+    base: str, clients: int, script: Path, tokens: Path, server_pids: list[int], stub_pid: int, kind: str
 ) -> dict:
     workers = server_pids[1:]  # the first is gunicorn's arbiter
     before = cpu_seconds(server_pids), cpu_seconds([stub_pid]), resource.getrusage(resource.RUSAGE_CHILDREN)
-    database = {pid: cpu_seconds([pid]) for pid in database_pids()}
+    database = database_cpu_seconds()
     per_worker = [cpu_seconds([pid]) for pid in workers]
     r = wrk(base, clients, RUN_SECONDS, script, tokens)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -118,7 +135,7 @@ def run_level(
         "server_ms": (cpu_seconds(server_pids) - before[0]) * per_message,
         "stub_ms": (cpu_seconds([stub_pid]) - before[1]) * per_message,
         "wrk_ms": (after.ru_utime + after.ru_stime - before[2].ru_utime - before[2].ru_stime) * per_message,
-        "database_ms": sum(cpu_seconds([p]) - database.get(p, 0.0) for p in database_pids()) * per_message,
+        "database_ms": (database_cpu_seconds() - database) * per_message if kind == "postgresql" else None,
         # Each worker's share of the server's CPU: keep-alive connections stay with the worker that
         # accepted them, so one worker can carry most of the load while another idles.
         "split": "/".join(f"{spent / max(sum(per_worker), 1e-9):.0%}" for spent in per_worker),
@@ -151,12 +168,15 @@ def main() -> None:
         print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for clients in levels:
             w = wrk(app.base, clients, WARM_UP_SECONDS, script, tokens)
-            r = run_level(app.base, clients, script, tokens, app.worker_pids(), app.stub.pid)
+            time.sleep(MODEL_SECONDS * 2)  # the warm-up's last answers end before the level is counted
+            r = run_level(app.base, clients, script, tokens, app.worker_pids(), app.stub.pid, kind)
+            database = "–" if r["database_ms"] is None else f"{r['database_ms']:.1f}"
             print(
                 f"| {r['clients']} | {r['requests']} | {r['failures'] + r['errors']} | {r['throughput']:.1f} "
                 f"| {r['ideal']:.0f} | {r['throughput'] / r['ideal']:.0%} | {r['p50']:.3f} | {r['p99']:.3f} "
-                f"| {r['p99'] / MODEL_SECONDS:.2f}× | {r['server_ms']:.1f} / {r['stub_ms']:.1f} / {r['wrk_ms']:.2f} / {r['database_ms']:.1f} "
-                f"| {r['split']} | {(w['requests'] - w['failures']) / w['seconds']:.1f}, {w['p99']:.3f} |",
+                f"| {r['p99'] / MODEL_SECONDS:.2f}× | {r['server_ms']:.1f} / {r['stub_ms']:.1f} / {r['wrk_ms']:.2f} / {database} "
+                f"| {r['split']} | {(w['requests'] - w['failures']) / w['seconds']:.1f}, {w['p99']:.3f}"
+                f"{'' if not w['failures'] + w['errors'] else ', ' + str(w['failures'] + w['errors']) + ' failed'} |",
                 flush=True,
             )
 
