@@ -171,12 +171,14 @@ def main() -> None:
             time.sleep(MODEL_SECONDS * 2)  # the warm-up's last answers end before the level is counted
             r = run_level(app.base, clients, script, tokens, app.worker_pids(), app.stub.pid, kind)
             database = "–" if r["database_ms"] is None else f"{r['database_ms']:.1f}"
+            warm_up = f"{(w['requests'] - w['failures']) / w['seconds']:.1f}, {w['p99']:.3f}"
+            if failed := w["failures"] + w["errors"]:
+                warm_up += f", {failed} failed"
             print(
                 f"| {r['clients']} | {r['requests']} | {r['failures'] + r['errors']} | {r['throughput']:.1f} "
                 f"| {r['ideal']:.0f} | {r['throughput'] / r['ideal']:.0%} | {r['p50']:.3f} | {r['p99']:.3f} "
                 f"| {r['p99'] / MODEL_SECONDS:.2f}× | {r['server_ms']:.1f} / {r['stub_ms']:.1f} / {r['wrk_ms']:.2f} / {database} "
-                f"| {r['split']} | {(w['requests'] - w['failures']) / w['seconds']:.1f}, {w['p99']:.3f}"
-                f"{'' if not w['failures'] + w['errors'] else ', ' + str(w['failures'] + w['errors']) + ' failed'} |",
+                f"| {r['split']} | {warm_up} |",
                 flush=True,
             )
 
