@@ -151,7 +151,9 @@ def respond(turn: Turn, events: Iterator[Event]):
 
 @blp.route("/chat")
 class Chat(MethodView):
-    @blp.arguments(ChatRequestSchema)
+    # An instance, not the class: webargs builds a class's schema anew on every request (its fields
+    # deep-copied), the hottest path in the product (docs/benchmarks.md, ninth session).
+    @blp.arguments(ChatRequestSchema())
     @blp.response(200, ChatResponseSchema)
     @blp.alt_response(429, description="too many messages; see Retry-After")
     @blp.alt_response(503, description="the model is unavailable; see Retry-After")
@@ -173,7 +175,7 @@ class MessageResource(MethodView):
 
 @blp.route("/chat/messages/<message_id>/decision")
 class Decision(MethodView):
-    @blp.arguments(DecisionSchema)
+    @blp.arguments(DecisionSchema())
     @blp.response(200, ChatResponseSchema)
     @login_required
     def post(self, body, message_id):
