@@ -16,11 +16,12 @@ from flask import Flask, current_app, redirect, request, session, url_for
 from flask_login import current_user, login_user, logout_user
 from flask_wtf.csrf import CSRFError
 from sqlalchemy import select, update
-from sqlalchemy.orm import joinedload, make_transient_to_detached
+from sqlalchemy.orm import joinedload
+from sqlalchemy.orm.util import identity_key
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from inventory_ai.changes import ChangeMarker
-from inventory_ai.database import begin_write, write_transaction
+from inventory_ai.database import adopted, begin_write, write_transaction
 from inventory_ai.errors import error_response
 from inventory_ai.extensions import csrf, db, login_manager
 from inventory_ai.models import ApiToken, LoginSession, User, hash_token, utcnow
@@ -253,9 +254,9 @@ def user_for_token(plain: str, recently_checked: bool = True) -> User:
         and time.monotonic() - good.checked_at < TOKEN_CHECK_SECONDS
         and (good.expires_at is None or good.expires_at > now)
     ):
-        user = User(**good.user)
-        make_transient_to_detached(user)  # as if loaded: no query, and nothing to write
-        user = db.session.merge(user, load=False)
+        # As if loaded: no query, nothing to write. The session's own copy if it holds one already.
+        held = db.session.identity_map.get(identity_key(User, good.user["id"]))
+        user = held if held is not None else adopted(db.session, User, [good.user])[0]
         _stamp_last_used(key, good.token_id, good.last_used_at, now)
         return user
     token = db.session.scalar(
