@@ -20,11 +20,6 @@ from sqlalchemy.orm import Session, configure_mappers, make_transient_to_detache
 from sqlalchemy.orm.attributes import instance_dict
 
 WRITE_LOCK_SECONDS = 15  # how long a write waits for a lock: SQLite's busy_timeout, PostgreSQL's lock_timeout
-# SQLite's WAL is copied into the database file after a writer's turn (WriterTurns), every this many
-# writes committed in a process; SQLite's own checkpoint, inside a commit, only past this many pages
-# (its default is 1,000: 4 MB, reached about every 80 chat messages).
-CHECKPOINT_EVERY = 100
-SQLITE_AUTOCHECKPOINT_PAGES = 10_000
 
 
 class TurnNotHad(Exception):
@@ -44,14 +39,7 @@ class WriterTurns:
     SQLite's own lock stays the rule: a thread already holding a turn through another connection,
     a writer outside this code (the sqlite3 shell), or a file lock the filesystem refuses go to
     BEGIN IMMEDIATE and its busy_timeout, as before. A turn not had within WRITE_LOCK_SECONDS raises
-    TurnNotHad: the write has had its wait.
-
-    Checkpoints, too, are run after a turn, not in it. SQLite copies its WAL into the database file
-    (a checkpoint, with two fsyncs: 4-6 ms on our machines) inside the commit that takes the WAL past
-    `wal_autocheckpoint` pages, so inside that writer's turn, and every other writer waited for it
-    (docs/benchmarks.md, ninth session). The app's connections set that threshold far out, as a net
-    (SQLITE_AUTOCHECKPOINT_PAGES), and every CHECKPOINT_EVERY-th write committed in a process runs a
-    passive checkpoint on its connection once its turn is given back (`checkpoint_if_due`)."""
+    TurnNotHad: the write has had its wait."""
 
     _files: dict[str, WriterTurns] = {}
     _made = threading.Lock()
@@ -80,8 +68,6 @@ class WriterTurns:
             self._holder = None
             self._holder_thread: int | None = None
             self._file = None
-            self._checkpointing = threading.Lock()
-            self._writes = 0  # committed since the last checkpoint (without a lock: roughly is enough)
             if self.path:  # in a folder we cannot write in, only the threads take turns
                 with contextlib.suppress(OSError):
                     self._file = os.open(f"{self.path}-writers", os.O_RDONLY | os.O_CREAT, 0o644)
@@ -133,31 +119,12 @@ class WriterTurns:
                 os.close(self._file)
                 self._file = None
 
-    def give_back(self, connection) -> bool:
-        """True when the connection held the turn and has given it back."""
+    def give_back(self, connection) -> None:
         if self._pid != os.getpid():
-            return False  # no turn was taken in this process
+            return  # no turn was taken in this process
         held = self._holder
         if held is not None and held() is connection:
             self._let_go(held)
-            return True
-        return False
-
-    def checkpoint_if_due(self, connection: sqlite3.Connection) -> None:
-        """After a write committed and its turn was given back: every CHECKPOINT_EVERY-th one runs a
-        passive checkpoint (it waits for no reader nor writer, and the GIL is released while it
-        copies and syncs). One thread of a process at a time; a failed one is left to the next, and
-        to SQLite's own at SQLITE_AUTOCHECKPOINT_PAGES."""
-        self._writes += 1
-        if self._writes < CHECKPOINT_EVERY or not self._checkpointing.acquire(blocking=False):
-            return
-        try:
-            self._writes = 0
-            connection.execute("PRAGMA wal_checkpoint(PASSIVE)").close()
-        except sqlite3.Error:
-            pass
-        finally:
-            self._checkpointing.release()
 
     def _let_go(self, held: weakref.ref) -> None:
         with self._guard:
@@ -183,9 +150,7 @@ class SQLiteConnection(sqlite3.Connection):
         try:
             super().commit()
         finally:
-            wrote = self._give_back()
-        if wrote:
-            self.turns.checkpoint_if_due(self)
+            self._give_back()
 
     def rollback(self) -> None:
         try:
@@ -199,8 +164,9 @@ class SQLiteConnection(sqlite3.Connection):
         finally:
             self._give_back()
 
-    def _give_back(self) -> bool:
-        return self.turns is not None and self.turns.give_back(self)
+    def _give_back(self) -> None:
+        if self.turns is not None:
+            self.turns.give_back(self)
 
 
 def install_sqlite_pragmas(engine: Engine) -> None:
@@ -219,7 +185,6 @@ def install_sqlite_pragmas(engine: Engine) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute(f"PRAGMA wal_autocheckpoint={SQLITE_AUTOCHECKPOINT_PAGES}")  # WriterTurns: checkpoints
         cursor.execute(f"PRAGMA busy_timeout={WRITE_LOCK_SECONDS * 1000}")
         cursor.close()
 

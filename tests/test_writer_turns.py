@@ -18,18 +18,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
 from inventory_ai import database
 from inventory_ai.config import engine_options
-from inventory_ai.database import (
-    CHECKPOINT_EVERY,
-    SQLITE_AUTOCHECKPOINT_PAGES,
-    WriterTurns,
-    install_sqlite_pragmas,
-    write_transaction,
-)
+from inventory_ai.database import WriterTurns, install_sqlite_pragmas, write_transaction
 
 REPO = Path(__file__).resolve().parent.parent
 # Far below SQLite's busy_timeout (15 s): a writer that got through within it was handed the turn,
@@ -107,7 +101,7 @@ def test_a_turn_never_outlives_its_connection():
 
 HOLDER = """
 import sys
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import create_engine, text
 from inventory_ai.config import engine_options
 from inventory_ai.database import install_sqlite_pragmas
 url = sys.argv[1]
@@ -214,37 +208,3 @@ def test_a_forked_child_does_not_keep_its_parents_turn_alive(engine):
         finally:
             os.kill(child, signal.SIGKILL)
     assert written(engine) == ["here"]
-
-
-def test_the_wal_is_checkpointed_after_a_writers_turn_not_inside_it(engine):
-    """SQLite's own checkpoint runs inside the commit that crosses its threshold, its fsyncs holding
-    every other writer up. Here every CHECKPOINT_EVERY-th write checkpoints once its turn is free."""
-    database_file = Path(engine.url.database)
-    free_during_checkpoint = []
-
-    def watch(statement):
-        if "wal_checkpoint" in statement:  # could another process take the turn now?
-            probe = os.open(f"{database_file}-writers", os.O_RDONLY)
-            try:
-                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                free_during_checkpoint.append(True)
-            except BlockingIOError:
-                free_during_checkpoint.append(False)
-            finally:
-                os.close(probe)  # and its lock with it
-
-    event.listen(engine, "checkout", lambda dbapi_connection, *_: dbapi_connection.set_trace_callback(watch))
-    with engine.connect() as conn:
-        assert conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == SQLITE_AUTOCHECKPOINT_PAGES
-        conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-    before = database_file.stat().st_mtime_ns, database_file.stat().st_size
-    for i in range(CHECKPOINT_EVERY - 1):
-        with write_transaction(engine) as session:
-            session.execute(text("INSERT INTO moves (who) VALUES (:who)"), {"who": f"w{i}"})
-    assert (database_file.stat().st_mtime_ns, database_file.stat().st_size) == before  # all in the WAL
-    assert free_during_checkpoint == []
-    with write_transaction(engine) as session:
-        session.execute(text("INSERT INTO moves (who) VALUES ('last')"))
-    assert free_during_checkpoint == [True]
-    assert (database_file.stat().st_mtime_ns, database_file.stat().st_size) != before  # copied in
-    assert len(written(engine)) == CHECKPOINT_EVERY
