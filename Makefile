@@ -76,8 +76,9 @@ bench: $(STAMP)
 	$(BIN)/python bench/offline_eval.py
 	$(BIN)/python bench/search.py sqlite 10000 100000
 
-# The loop's scenario on Qwen-Agent beside ours, on the same machine (docs/benchmarks.md, the loop).
-# Qwen-Agent lives in a virtualenv of its own; the packages after it are imports it makes at start.
+# The loop's scenario on Qwen-Agent beside ours, on the same machine, and our loop's writes through
+# plain sqlite3 (the database's own floor under ours; docs/benchmarks.md, the loop). Qwen-Agent lives
+# in a virtualenv of its own; the packages after it are imports it makes at start.
 PEERS := .venv-peers
 bench-peers: $(STAMP)
 	test -x $(PEERS)/bin/python || $(PY) -m venv $(PEERS)
@@ -85,6 +86,7 @@ bench-peers: $(STAMP)
 	  pillow==13.0.0 tqdm==4.70.1 python-dateutil==4.0.0
 	$(PEERS)/bin/python bench/peers/qwen_agent_loop.py 2>/dev/null
 	$(BIN)/python bench/loop_overhead.py
+	$(BIN)/python bench/loop_floor.py
 
 # gunicorn under load (docs/benchmarks.md); each takes a few minutes and wants a quiet machine.
 bench-chat: $(STAMP) wrk
