@@ -85,7 +85,7 @@ def register_security(app: Flask, config: Config) -> None:
 
 def register_extensions(app: Flask) -> None:
     from inventory_ai import auth
-    from inventory_ai.database import install_sqlite_pragmas
+    from inventory_ai.database import install_connection_check, install_sqlite_pragmas
     from inventory_ai.extensions import (
         csrf,
         db,
@@ -98,6 +98,7 @@ def register_extensions(app: Flask) -> None:
     db.init_app(app)
     with app.app_context():
         install_sqlite_pragmas(db.engine)
+        install_connection_check(db.engine)
     migrate.init_app(
         app, db, directory=str(Path(__file__).parent.parent / "migrations"), render_as_batch=True
     )

@@ -255,7 +255,7 @@ def engine_options(url: str, pool_size: int = 20, pool_timeout: float = 10.0) ->
             "connect_args": {"check_same_thread": False, "timeout": 15, "factory": SQLiteConnection},
             **pool,
         }
-    return {"pool_pre_ping": True, **pool}
+    return pool  # a connection the server ended is replaced at checkout (database.install_connection_check)
 
 
 def config_for_tests(database_url: str) -> Config:

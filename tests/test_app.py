@@ -6,6 +6,7 @@ import io
 import json
 
 import pytest
+from sqlalchemy import create_engine, text
 
 from inventory_ai import create_app
 from inventory_ai.config import Config, ConfigError, config_for_tests
@@ -103,3 +104,26 @@ def test_an_unexpected_error_is_logged_with_where_it_happened_and_nothing_secret
     assert line["error_type"] == "RuntimeError" and "test_app:boom:" in line["error_at"][-1]
     assert line["error_message"] == "upstream refused key [redacted] at [path]"
     assert "Traceback" not in buffer.getvalue() and "sk-abcdefghijkl" not in buffer.getvalue()
+
+
+def test_a_connection_the_database_server_ended_is_replaced_before_a_request_uses_it(client, session):
+    """PostgreSQL restarted, or an administrator ended the app's sessions: the pooled connections
+    are dead, and the next requests are answered on new ones, not refused."""
+    if session.get_bind().dialect.name != "postgresql":
+        pytest.skip("PostgreSQL's server ends connections; a SQLite file has none")
+    assert client.get("/readyz").status_code == 200
+    ended = session.execute(
+        text("SELECT array_agg(pid) FROM pg_stat_activity WHERE datname = current_database()")
+    ).scalar()
+    session.remove()  # every connection of the app back in its pool, idle
+    admin = create_engine(session.get_bind().url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:  # each waits (up to 5 s) until its backend has gone
+            conn.execute(
+                text("SELECT pg_terminate_backend(pid, 5000) FROM unnest(:ended) AS pid"), {"ended": ended}
+            )
+    finally:
+        admin.dispose()
+    ready = client.get("/readyz")
+    assert ready.status_code == 200 and ready.json["database"] == "ok"
+    assert session.execute(text("SELECT pg_backend_pid()")).scalar() not in ended
