@@ -170,28 +170,58 @@ class SQLiteConnection(sqlite3.Connection):
             self.turns.give_back(self)
 
 
-def install_connection_check(engine: Engine) -> None:
-    """PostgreSQL: a pooled connection the server has ended is replaced before anyone uses it.
+# A pooled PostgreSQL connection idle longer than this is pinged before it is used
+# (install_connection_check): a NAT or load balancer may have dropped it without a word.
+PING_AFTER_IDLE_SECONDS = 30.0
 
-    A connection idle in the pool has nothing to read, because the server speaks only when asked.
-    If its socket is readable, the server spoke anyway, and then to say goodbye: a restart, an
-    administrator's pg_terminate_backend, an idle timeout. So it is thrown away and the pool opens
-    another (DisconnectionError, SQLAlchemy's signal for that). This replaces `pool_pre_ping`,
-    which asked the server with a round trip at every checkout: two of a chat message's ten round
-    trips, and a tenth of its CPU in the worker and in PostgreSQL (docs/benchmarks.md, ninth
-    session). Neither notices a connection that died without a word (a cable pulled): its request
-    waits on it, as the ping did."""
+
+def install_connection_check(engine: Engine) -> None:
+    """PostgreSQL: a pooled connection that is gone is replaced before a request uses it.
+
+    Two ways a connection goes:
+    - The server ends it (a restart, an administrator's pg_terminate_backend, an idle timeout) and
+      says so: a FATAL message and the end of the stream. An idle pooled connection has nothing to
+      read, as the server speaks only when asked, so a socket with something to read is taken as
+      that farewell (the app LISTENs for nothing that could arrive instead). No round trip.
+    - Something between drops it without a word (a NAT or a load balancer past its idle timeout,
+      an address moved to another host): nothing arrives until the client sends, then a reset.
+      Only a round trip finds that, so one that sat idle in the pool past PING_AFTER_IDLE_SECONDS
+      is pinged first. Middleboxes wait minutes before they drop anything.
+    A gone connection is thrown away (DisconnectionError; a failed ping, InvalidatePoolError: its
+    idle neighbours are likely gone too) and the pool opens another. This replaces
+    `pool_pre_ping`, which pinged at every checkout: two of a chat message's nine round trips, and
+    a tenth of its CPU in the worker and in PostgreSQL (docs/benchmarks.md, ninth session). Under
+    load no connection sits idle for long, so nothing is pinged."""
     if engine.dialect.name != "postgresql":
         return
+    from psycopg import Error as PsycopgError
+    from psycopg.pq import TransactionStatus
+
+    @event.listens_for(engine, "checkin")
+    def _idle_from(_dbapi_connection, record):
+        record.info["idle_since"] = time.monotonic()
 
     @event.listens_for(engine, "checkout")
-    def _ended_by_the_server(dbapi_connection, _record, _proxy):
-        if dbapi_connection.closed or dbapi_connection.broken:
-            raise exc.DisconnectionError("the connection is closed")
-        said = select.poll()
-        said.register(dbapi_connection.fileno(), select.POLLIN)
-        if said.poll(0):
+    def _still_there(dbapi_connection, record, _proxy):
+        if dbapi_connection.closed or dbapi_connection.info.transaction_status != TransactionStatus.IDLE:
+            raise exc.DisconnectionError("the connection is not usable")
+        if _has_spoken(dbapi_connection.fileno()):
             raise exc.DisconnectionError("the server ended the connection")
+        idle_since = record.info.get("idle_since")  # none yet: a new connection
+        if idle_since is not None and time.monotonic() - idle_since > PING_AFTER_IDLE_SECONDS:
+            try:
+                engine.dialect.do_ping(dbapi_connection)
+            except PsycopgError as error:
+                raise exc.InvalidatePoolError("a ping after a long idle failed") from error
+
+
+def _has_spoken(fd: int) -> bool:
+    """Whether a socket has something to read (or its end), without waiting."""
+    if not hasattr(select, "poll"):  # Windows: select() alone, whose descriptors stay small there
+        return bool(select.select([fd], [], [], 0)[0])
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def install_sqlite_pragmas(engine: Engine) -> None:
