@@ -199,7 +199,8 @@ def install_connection_check(engine: Engine) -> None:
 
     @event.listens_for(engine, "checkin")
     def _idle_from(_dbapi_connection, record):
-        record.info["idle_since"] = time.monotonic()
+        if record is not None:  # None: the connection was invalidated, and nothing comes back to the pool
+            record.info["idle_since"] = time.monotonic()
 
     @event.listens_for(engine, "checkout")
     def _still_there(dbapi_connection, record, _proxy):
