@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import re
-import sqlite3
 import statistics
 import sys
 import time
@@ -34,8 +33,8 @@ from inventory_ai.models import User
 _UNIQUE = re.compile(r"^(?:[0-9a-f]{32}|call_\w+)$")
 
 
-def recorded_message(app, user) -> tuple[list[tuple], str]:
-    """The statements (and commits, as None) of one message, and the database file."""
+def recorded_message(app, user) -> list[tuple | None]:
+    """The statements (and commits, as None) of one message."""
     recorded: list[tuple | None] = []
 
     def statement(_conn, _cursor, sql, parameters, _context, executemany):
@@ -51,7 +50,7 @@ def recorded_message(app, user) -> tuple[list[tuple], str]:
     finally:
         event.remove(db.engine, "before_cursor_execute", statement)
         event.remove(db.engine, "commit", commit)
-    return recorded, db.engine.url.database
+    return recorded
 
 
 def fresh(parameters, ids: dict):
@@ -73,11 +72,11 @@ def main() -> None:
         manager().registry.register(Noop())
         user = db.session.query(User).filter_by(username="staff").one()
         measure(app, user, "noop", {}, 20)  # warm up: the same path as the loop benchmark's
-        recorded, path = recorded_message(app, user)
+        recorded = recorded_message(app, user)
         db.session.remove()
-    connection = sqlite3.connect(path, isolation_level=None)  # BEGIN and COMMIT as recorded
-    for pragma in ("foreign_keys=ON", "journal_mode=WAL", "synchronous=NORMAL", "busy_timeout=15000"):
-        connection.execute(f"PRAGMA {pragma}")
+        # The pool's own sqlite3 connection: the app's pragmas applied, BEGIN and COMMIT left to
+        # the statements as recorded (install_sqlite_pragmas); nothing of SQLAlchemy's used below.
+        connection = db.engine.raw_connection().driver_connection
     timings = []
     for _ in range(n):
         ids: dict = {}

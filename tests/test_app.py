@@ -170,8 +170,12 @@ def test_a_connection_idle_past_the_limit_is_pinged_and_replaced_when_the_ping_f
     monkeypatch.setattr(database, "PING_AFTER_IDLE_SECONDS", 0.0)  # as if idle for minutes
     assert client.get("/readyz").status_code == 200
     assert len(pings) == 1
-    opened = []
-    event.listen(session.get_bind(), "connect", lambda *_: opened.append(1))
+    opened = []  # by the requests' thread, as the pings above
+    event.listen(
+        session.get_bind(),
+        "connect",
+        lambda *_: threading.get_ident() == requests_thread and opened.append(1),
+    )
     ready = client.get("/readyz")
     assert ready.status_code == 200 and ready.json["database"] == "ok"
     assert len(pings) == 2 and opened == [1]  # the failed one replaced by a new connection
