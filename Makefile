@@ -52,7 +52,7 @@ test: $(STAMP) chromium
 
 # The pictures in docs/screenshots/, taken in Debian chromium from a freshly seeded server.
 screenshots: $(STAMP) chromium
-	INVENTORY_AI_SCREENSHOTS=docs $(BIN)/python -m pytest -q -p no:randomly tests/test_browser.py -k screenshots
+	INVENTORY_AI_SCREENSHOTS=docs $(BIN)/python -m pytest -q -p no:randomly tests/web/test_browser.py -k screenshots
 
 # The same suite on PostgreSQL (127.0.0.1:5432, trust auth, database `test`).
 test-pg: $(STAMP)

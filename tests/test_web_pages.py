@@ -1,5 +1,5 @@
 """The staff pages' server side, without a browser: what they answer, to whom, and how they draw
-text, tables and charts (tests/test_browser.py drives the same pages in chromium)."""
+text, tables and charts (tests/web/test_browser.py drives the same pages in chromium)."""
 
 from __future__ import annotations
 
