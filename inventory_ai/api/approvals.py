@@ -13,7 +13,7 @@ from flask_login import login_required
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
-from inventory_ai.api.fields import UtcDateTime
+from inventory_ai.api.fields import ExplicitDecision, UtcDateTime
 from inventory_ai.assistant.setup import decisions, manager
 from inventory_ai.auth import authenticated_user
 from inventory_ai.database import writing
@@ -25,8 +25,7 @@ from inventory_ai.services import approvals
 blp = Blueprint("api_approvals", __name__, url_prefix="/api/v1", description="Sign-off of large bookings")
 
 
-class SignoffDecisionSchema(Schema):
-    decision = fields.String(required=True, validate=validate.OneOf(["approve", "reject"]))
+class SignoffDecisionSchema(ExplicitDecision):
     reason = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=500))
 
 

@@ -17,7 +17,7 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
-from inventory_ai.api.fields import UtcDateTime
+from inventory_ai.api.fields import ExplicitDecision, UtcDateTime
 from inventory_ai.assistant.events import ErrorEvent, Event, Start
 from inventory_ai.assistant.manager import MAX_MESSAGE_CHARS, Turn
 from inventory_ai.assistant.setup import decisions, manager
@@ -43,8 +43,7 @@ class ChatRequestSchema(Schema):
     conversation_id = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=32))
 
 
-class DecisionSchema(Schema):
-    decision = fields.String(required=True, validate=validate.OneOf(["approve", "reject"]))
+class DecisionSchema(ExplicitDecision):
     tool_call_id = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=64))
     arguments = fields.Dict(
         load_default=None,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from marshmallow import ValidationError, fields
+from marshmallow import Schema, ValidationError, fields, pre_load, validate
 
-from inventory_ai.errors import InvalidInput
+from inventory_ai.errors import DomainError, InvalidInput
 from inventory_ai.services.units import DECIMAL_TEXT, MAX_QUANTITY_CHARS, parse_quantity
 
 
@@ -66,3 +66,21 @@ class Quantity(fields.Field):
 
     def _serialize(self, value, attr, obj, **kwargs):
         return None if value is None else str(value)
+
+
+class DecisionRequired(DomainError):
+    code = "decision_required"
+    http_status = 400
+
+
+class ExplicitDecision(Schema):
+    """A body that decides about a booking: `decision` is approve or reject, said in so many words.
+    Without it the request is refused (400), never read as an approval."""
+
+    decision = fields.String(required=True, validate=validate.OneOf(["approve", "reject"]))
+
+    @pre_load
+    def _decision_said(self, data, **kwargs):
+        if isinstance(data, dict) and data.get("decision") in (None, ""):
+            raise DecisionRequired('say "decision": "approve" or "reject"; a decision is never assumed')
+        return data

@@ -72,9 +72,8 @@ def sign_off(tool_call_id: str):
     if refused is not None:
         return refused
     t = strings(language())
-    if request.form.get("decision") not in ("approve", "reject"):
-        flash(t["bad_decision"], "error")
-        return redirect(url_for("web.approvals_page"))
+    if request.form.get("decision") not in ("approve", "reject"):  # never a default: refused
+        return t["bad_decision"], 400
     approve = request.form.get("decision") == "approve"
     reason = (request.form.get("reason") or "").strip()[:500] or None
     try:

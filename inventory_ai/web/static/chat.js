@@ -251,7 +251,10 @@
   function decide(event, card, answer) {
     event.preventDefault();
     if (running) return;
-    const decision = (event.submitter && event.submitter.value) || "approve";
+    // Only a click on Approve or Reject decides; a submit with no such button (Enter in a field,
+    // should the form's disabled default button ever be missing) decides nothing.
+    const decision = event.submitter && event.submitter.name === "decision" ? event.submitter.value : null;
+    if (decision !== "approve" && decision !== "reject") return;
     const body = { decision, tool_call_id: card.dataset.toolCallId };
     const reason = card.elements.reason ? card.elements.reason.value.trim() : "";
     if (reason) body.reason = reason;
@@ -260,7 +263,7 @@
       if (!quantity.checkValidity()) { quantity.reportValidity(); return; }
       body.arguments = { quantity: Number(quantity.value) };
     }
-    const controls = card.querySelectorAll("button, input");
+    const controls = card.querySelectorAll("button[name=decision], input");
     controls.forEach((c) => (c.disabled = true));
     card.querySelector(".error")?.remove();
     stream(`/api/v1/chat/messages/${encodeURIComponent(answer.dataset.messageId)}/decision`, body, liveView(answer), (message) => {
