@@ -60,7 +60,13 @@ DEFAULT_SCOPES = (READ, CHAT)
 PUBLIC = "public"  # answers anyone: a token is neither needed nor looked at
 ANY = "any"  # any usable token (what the view does is bounded by that token: issuing, revoking)
 SESSION_ONLY = "session"  # a person signed in, never a token (changing the password)
-AGENT = "agent"  # MCP: `chat`, and refused when the token could also `decide`
+AGENT = "agent"  # MCP: `chat`, and refused when the token could also `decide` or `admin`
+# What an MCP client's token must not have: the client is an agent, and with either scope it could
+# have a booking made that no person approved.
+_NOT_FOR_AGENTS = {
+    DECIDE: "approve the bookings it proposes itself",
+    ADMIN: "book stock through the admin API without any approval, or give itself a login",
+}
 _WRITES_ADMIN = {"GET": READ, "POST": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN}
 
 # What a bearer token must carry, per view (Flask endpoint) and method (HEAD as GET; OPTIONS
@@ -142,14 +148,15 @@ def scope_refusal(rule: str | None, scopes: frozenset[str]) -> tuple[str, str, s
     if rule is None or rule == SESSION_ONLY:
         return "insufficient_scope", "this takes no API token: sign in", None
     if rule == AGENT:
-        if DECIDE in scopes:
-            return (
-                "decide_scope_refused",
-                "this API token has the `decide` scope, and MCP clients are agents: an agent that can "
-                "approve the bookings it proposes approves itself. Give the agent a token without "
-                "`decide` (docs/mcp.md)",
-                None,
-            )
+        for scope, could in _NOT_FOR_AGENTS.items():
+            if scope in scopes:
+                return (
+                    f"{scope}_scope_refused",
+                    f"this API token has the `{scope}` scope, and MCP clients are agents: with it an "
+                    f"agent could {could}. Give the agent a token with `read` and `chat` only "
+                    "(docs/mcp.md)",
+                    None,
+                )
         rule = CHAT
     if rule in scopes:
         return None
@@ -421,8 +428,8 @@ def user_for_token(plain: str, recently_checked: bool = True) -> User:
 
 def agent_user(plain: str, recently_checked: bool = True) -> User:
     """The user an MCP client acts as (INVENTORY_AI_MCP_TOKEN, every stdio request), or
-    TokenRefused: the token is unusable, lacks `chat`, or has `decide` (TOKEN_RULES' AGENT; /mcp
-    is held to it by check_token_scopes)."""
+    TokenRefused: the token is unusable, lacks `chat`, or has `decide` or `admin` (TOKEN_RULES'
+    AGENT; /mcp is held to it by check_token_scopes)."""
     bearer = authenticate_token(plain, recently_checked)
     refusal = scope_refusal(AGENT, bearer.scopes)
     if refusal is not None:

@@ -57,7 +57,7 @@ def init_cli(app: Flask) -> None:
     def mcp_command() -> None:
         """Serve the warehouse tools over MCP on stdin/stdout as the user whose API token is in
         INVENTORY_AI_MCP_TOKEN (docs/mcp.md). Exit 2 when the token is missing or unusable, lacks
-        the `chat` scope, or has `decide` (an agent must not approve its own bookings)."""
+        the `chat` scope, or has `decide` or `admin` (an agent must not book without a person)."""
         from inventory_ai.auth import TokenRefused, agent_user
         from inventory_ai.mcp.stdio import serve_stdio
 

@@ -2,8 +2,9 @@
 INVENTORY_AI_MCP_TOKEN (an agent that starts this command as its subprocess, docs/mcp.md).
 
 The token is checked at start (a clear error and exit 2 otherwise) and again on every request, so a
-token revoked while the client runs stops working at once. It must carry the `chat` scope and not
-`decide`: an agent that could approve its own bookings would make the approval meaningless. stdout carries the protocol only: our log
+token revoked while the client runs stops working at once. It must carry the `chat` scope and
+neither `decide` nor `admin`: an agent that could approve its own bookings, or book through the
+admin API, would make the approval meaningless. stdout carries the protocol only: our log
 lines go to stderr.
 """
 

@@ -3,7 +3,8 @@
 Tokens issued before this revision get `read chat`, and admins' tokens `read chat admin` too, so
 the scripts that hold them keep reading, chatting and (admins) running the admin API. None gets
 `decide`: approving a booking was open to every token, an agent's included, and must now be asked
-for when a token is issued (docs/api.md, "API token scopes").
+for when a token is issued (docs/api.md, "API token scopes"). MCP refuses `admin` as well as
+`decide`, so an admin whose agent used an old token issues the agent a new one.
 
 Revision ID: 0009
 Revises: 0008

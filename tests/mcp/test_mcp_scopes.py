@@ -85,10 +85,13 @@ def test_a_client_that_accepts_every_form_books_nothing(app, client, database_ur
     [
         (DECIDES, "`decide` scope"),
         (("read", "chat", "decide", "admin"), "`decide` scope"),
+        (("read", "chat", "admin"), "`admin` scope"),  # it books through the admin API, unapproved
         (("read",), "`chat`"),
     ],
 )
-def test_the_stdio_command_refuses_a_token_that_can_decide_or_cannot_chat(app, runner, scopes, says):
+def test_the_stdio_command_refuses_a_token_that_can_decide_or_administer_or_cannot_chat(
+    app, runner, scopes, says
+):
     username = "admin" if "admin" in scopes else "manager"
     app.extensions["inventory_ai.config"].mcp_token = plain = token_for(username, scopes=scopes)
     result = runner.invoke(args=["mcp"])
@@ -123,6 +126,7 @@ def served(databases, tmp_path_factory):
             "agent": token_for("staff"),
             "decides": token_for("staff", scopes=DECIDES),
             "reads": token_for("staff", scopes=("read",)),
+            "administers": token_for("admin", scopes=("read", "chat", "admin")),
         }
         db.session.remove()
     try:
@@ -135,11 +139,13 @@ def served(databases, tmp_path_factory):
         databases.drop(url)
 
 
-def test_mcp_over_http_refuses_a_token_that_can_decide(served):
+def test_mcp_over_http_refuses_a_token_that_can_decide_or_administer(served):
     base, _, tokens, _ = served
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     refused = requests.post(f"{base}/mcp", json=ping, headers=http_headers(tokens["decides"]), timeout=10)
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "decide_scope_refused"
+    admin = requests.post(f"{base}/mcp", json=ping, headers=http_headers(tokens["administers"]), timeout=10)
+    assert admin.status_code == 403 and admin.json()["error"]["code"] == "admin_scope_refused"
     no_chat = requests.post(f"{base}/mcp", json=ping, headers=http_headers(tokens["reads"]), timeout=10)
     assert no_chat.status_code == 403 and no_chat.json()["error"]["code"] == "insufficient_scope"
     assert 'scope="chat"' in no_chat.headers["WWW-Authenticate"]
