@@ -64,7 +64,8 @@ with app.app_context():
     for i in range({USERS}):
         user = User(username=f"bench{{i:02d}}", role="warehouse_staff", password_hash=staff.password_hash)
         db.session.add(user)
-        plain.append(issue_token(user, "bench", valid_days=1)[1])
+        # the bench's users approve their own bookings (bench/crash.py): a person's scope, `decide`
+        plain.append(issue_token(user, "bench", valid_days=1, scopes=("read", "chat", "decide"))[1])
     db.session.commit()
     print("\\n".join(plain))
 """

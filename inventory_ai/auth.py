@@ -2,6 +2,7 @@
 
 CSRF is enforced here, in one place: every cookie-authenticated write needs the token
 (form field or X-CSRFToken header); bearer-token requests carry no ambient credential and need none.
+What a bearer token may do is enforced here too, in one table (TOKEN_RULES): its scopes.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from inventory_ai.changes import ChangeMarker
 from inventory_ai.database import adopted, begin_write, write_transaction
-from inventory_ai.errors import error_response
+from inventory_ai.errors import Forbidden, InvalidInput, error_response
 from inventory_ai.extensions import csrf, db, login_manager
-from inventory_ai.models import ApiToken, LoginSession, User, hash_token, utcnow
+from inventory_ai.models import TOKEN_SCOPES, ApiToken, LoginSession, User, hash_token, scope_text, utcnow
 from inventory_ai.services import audit
 
 TOKEN_PREFIX = "iai_"
@@ -47,6 +48,153 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 SESSION_KEY = "_login"  # the login's id, in the signed session cookie
 # Hashed like a real password (same method and cost), checked when the name is unknown.
 _DUMMY_HASH = generate_password_hash("not a password: evens out the time of a failed login")
+
+# --- API token scopes -------------------------------------------------------------------------
+# A session is a person, limited by their role only, its writes carrying the CSRF token. A bearer
+# token is a script or an agent, limited by its role AND its scopes. `decide` (approve or reject a
+# booking, sign off) is never given unless asked for: an agent that holds a token that can decide
+# could approve the bookings it proposes itself, and an approval the agent gives itself is none.
+READ, CHAT, DECIDE, ADMIN = TOKEN_SCOPES
+DEFAULT_SCOPES = (READ, CHAT)
+# What TOKEN_RULES may say besides a scope:
+PUBLIC = "public"  # answers anyone: a token is neither needed nor looked at
+ANY = "any"  # any usable token (what the view does is bounded by that token: issuing, revoking)
+SESSION_ONLY = "session"  # a person signed in, never a token (changing the password)
+AGENT = "agent"  # MCP: `chat`, and refused when the token could also `decide` or `admin`
+# What an MCP client's token must not have: the client is an agent, and with either scope it could
+# have a booking made that no person approved.
+_NOT_FOR_AGENTS = {
+    DECIDE: "approve the bookings it proposes itself",
+    ADMIN: "book stock through the admin API without any approval, or give itself a login",
+}
+_WRITES_ADMIN = {"GET": READ, "POST": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN}
+
+# What a bearer token must carry, per view (Flask endpoint) and method (HEAD as GET; OPTIONS
+# answers anyone). Deny by default: a view that is not here takes no token at all, and
+# tests/api/test_token_scopes.py fails for every route missing here.
+TOKEN_RULES: dict[str, dict[str, str]] = {
+    # anyone, signed in or not
+    "health.healthz": {"GET": PUBLIC},
+    "health.readyz": {"GET": PUBLIC},
+    "observability.metrics": {"GET": PUBLIC},
+    "api-docs.openapi_json": {"GET": PUBLIC},
+    "web.static": {"GET": PUBLIC},
+    "web.favicon": {"GET": PUBLIC},
+    "web.login": {"GET": PUBLIC, "POST": PUBLIC},
+    "api_auth.Login": {"POST": PUBLIC},
+    # who am I, my tokens (a token issues tokens of at most its own scopes: issue_scopes)
+    "api_auth.Logout": {"POST": ANY},
+    "web.logout": {"POST": ANY},
+    "api_auth.Password": {"POST": SESSION_ONLY},
+    "api_auth.Me": {"GET": READ},
+    "api_auth.Tokens": {"GET": READ, "POST": ANY},
+    "api_auth.TokenResource": {"DELETE": ANY},
+    # chat
+    "api_chat.Chat": {"POST": CHAT},
+    "api_chat.MessageResource": {"GET": READ},
+    "api_chat.Cancel": {"POST": CHAT},
+    "api_chat.Pending": {"GET": READ},
+    "api_chat.Conversations": {"GET": READ},
+    "api_chat.ConversationResource": {"GET": READ},
+    "web.index": {"GET": READ},
+    "web.conversation": {"GET": READ},
+    "web.answer": {"GET": READ},
+    "web.all_rows": {"GET": READ},
+    "web.overview": {"GET": READ},
+    "web.ask": {"POST": CHAT},
+    "web.choose_language": {"POST": CHAT},
+    "mcp.serve": {"GET": AGENT, "POST": AGENT, "DELETE": AGENT},
+    # decisions: a person's (a session with its CSRF token), or a token issued with `decide`
+    "api_chat.Decision": {"POST": DECIDE},
+    "web.decide": {"POST": DECIDE},
+    "api_approvals.Approvals": {"GET": READ},
+    "web.approvals_page": {"GET": READ},
+    "api_approvals.SignoffDecision": {"POST": DECIDE},
+    "web.sign_off": {"POST": DECIDE},
+    # the admin API (admins only, whatever the token): reads with `read`, writes with `admin`
+    "admin_catalog.Materials": _WRITES_ADMIN,
+    "admin_catalog.MaterialResource": _WRITES_ADMIN,
+    "admin_catalog.MaterialImport": _WRITES_ADMIN,
+    "admin_catalog.Levels": _WRITES_ADMIN,
+    "admin_catalog.Movements": _WRITES_ADMIN,
+    "admin_catalog.PurchaseRequests": _WRITES_ADMIN,
+    "admin_catalog.Approve": _WRITES_ADMIN,
+    "admin_catalog.Reject": _WRITES_ADMIN,
+    "admin_system.Users": _WRITES_ADMIN,
+    "admin_system.UserResource": _WRITES_ADMIN,
+    "admin_system.UserPassword": _WRITES_ADMIN,
+    "admin_system.Tools": _WRITES_ADMIN,
+    "admin_system.ToolResource": _WRITES_ADMIN,
+    "admin_system.Intents": _WRITES_ADMIN,
+    "admin_system.IntentResource": _WRITES_ADMIN,
+    "admin_system.Conversations": _WRITES_ADMIN,
+    "admin_system.ConversationResource": _WRITES_ADMIN,
+    "admin_system.AuditEvents": _WRITES_ADMIN,
+    "admin_system.Metrics": _WRITES_ADMIN,
+}
+_SCOPES_KEY = "inventory_ai.token_scopes"  # in the request's environ: this request's token's scopes
+
+
+def token_rule(endpoint: str | None, method: str) -> str | None:
+    """What a bearer token needs for this view and method; None: not declared (refused)."""
+    return TOKEN_RULES.get(endpoint or "", {}).get("GET" if method == "HEAD" else method)
+
+
+def scope_refusal(rule: str | None, scopes: frozenset[str]) -> tuple[str, str, str | None] | None:
+    """Why a token with `scopes` may not pass `rule`: (error code, message, the scope it lacks),
+    or None when it may."""
+    if rule in (PUBLIC, ANY):
+        return None
+    if rule is None or rule == SESSION_ONLY:
+        return "insufficient_scope", "this takes no API token: sign in", None
+    if rule == AGENT:
+        for scope, could in _NOT_FOR_AGENTS.items():
+            if scope in scopes:
+                return (
+                    f"{scope}_scope_refused",
+                    f"this API token has the `{scope}` scope, and MCP clients are agents: with it an "
+                    f"agent could {could}. Give the agent a token with `read` and `chat` only "
+                    "(docs/mcp.md)",
+                    None,
+                )
+        rule = CHAT
+    if rule in scopes:
+        return None
+    if rule == DECIDE:
+        why = (
+            "approving or rejecting a booking is a person's decision: sign in (a session with its CSRF "
+            "token), or use a token issued with the `decide` scope, never one an agent holds"
+        )
+    else:
+        why = f"this API token lacks the `{rule}` scope (it has: {', '.join(sorted(scopes)) or 'none'})"
+    return "insufficient_scope", why, rule
+
+
+class ScopeRefused(Forbidden):
+    code = "insufficient_scope"
+
+
+def issue_scopes(user: User, asked: list[str] | None, minting: frozenset[str] | None) -> tuple[str, ...]:
+    """The scopes a new token gets: `asked`, or DEFAULT_SCOPES (never `decide` nor `admin` unless
+    asked for). `admin` only for admins (422). `minting`: the scopes of the token that asks, when a
+    token asks (a token issues none it does not hold itself: 403), None for a session."""
+    wanted = tuple(s for s in TOKEN_SCOPES if s in (DEFAULT_SCOPES if asked is None else asked))
+    if ADMIN in wanted and not user.is_admin:
+        raise InvalidInput(
+            "scopes: `admin` is only for admins' tokens", {"fields": {"scopes": "admin: admins only"}}
+        )
+    lacking = [s for s in wanted if minting is not None and s not in minting]
+    if lacking:
+        raise ScopeRefused(
+            f"a token issues tokens of at most its own scopes; this one lacks {', '.join(lacking)}",
+            {"required_scope": lacking[0]},
+        )
+    return wanted
+
+
+def request_token_scopes() -> frozenset[str] | None:
+    """This request's bearer token's scopes; None for a session (or nobody)."""
+    return request.environ.get(_SCOPES_KEY)
 
 
 def init_app(app: Flask) -> None:
@@ -78,15 +226,38 @@ def init_app(app: Flask) -> None:
         if not header.startswith("Bearer "):
             return None
         try:
-            return user_for_token(header[7:].strip())
+            bearer = authenticate_token(header[7:].strip())
         except TokenRefused:
             return None
+        req.environ[_SCOPES_KEY] = bearer.scopes
+        return bearer.user
 
     @login_manager.unauthorized_handler
     def _unauthorized():
         if request.path.startswith("/api/"):
             return error_response(401, "unauthorized", "log in or send a valid Bearer token")
         return redirect(url_for("web.login", next=request.path))
+
+    @app.before_request
+    def check_token_scopes():
+        """A bearer token passes only with the scope its view and method need (TOKEN_RULES): 403
+        `insufficient_scope` naming it, as RFC 6750 says, before anything else is done."""
+        if request.method == "OPTIONS" or request.endpoint is None:
+            return None  # no view runs: the Allow header, CORS's preflight, or a 404
+        if not request.headers.get("Authorization", "").startswith("Bearer "):
+            return None
+        rule = token_rule(request.endpoint, request.method)
+        if rule == PUBLIC or not current_user.is_authenticated:
+            return None  # a refused token: the view answers 401 where it needs someone
+        refusal = scope_refusal(rule, request_token_scopes() or frozenset())
+        if refusal is None:
+            return None
+        code, message, scope = refusal
+        challenge = 'Bearer realm="inventory_ai", error="insufficient_scope"'
+        if scope is not None:
+            challenge += f', scope="{scope}"'
+        details = {"required_scope": scope} if scope is not None else None
+        return error_response(403, code, message, details, {"WWW-Authenticate": challenge})
 
     @app.before_request
     def protect_writes():
@@ -211,6 +382,7 @@ _CHANGED_FILE = "tokens-changed"
 class _GoodToken:
     user: dict  # the user's columns as read, for a copy that is the session's own
     token_id: int
+    scopes: frozenset[str]
     expires_at: datetime | None
     last_used_at: datetime | None
     checked_at: float  # time.monotonic()
@@ -241,10 +413,35 @@ def _forget_if_changed() -> None:
             _changes_seen[0] = changed
 
 
+@dataclass(frozen=True)
+class Bearer:
+    """Who a usable API token stands for, and what it may be used for."""
+
+    user: User
+    scopes: frozenset[str]
+
+
 def user_for_token(plain: str, recently_checked: bool = True) -> User:
-    """The user an API token stands for (a bearer header, the MCP server's INVENTORY_AI_MCP_TOKEN),
-    or TokenRefused: unknown, revoked, expired, or its user deactivated. `recently_checked=False`
-    reads the database every time (the stdio MCP server: one agent, every call checked)."""
+    """The user an API token stands for, or TokenRefused (authenticate_token)."""
+    return authenticate_token(plain, recently_checked).user
+
+
+def agent_user(plain: str, recently_checked: bool = True) -> User:
+    """The user an MCP client acts as (INVENTORY_AI_MCP_TOKEN, every stdio request), or
+    TokenRefused: the token is unusable, lacks `chat`, or has `decide` or `admin` (TOKEN_RULES'
+    AGENT; /mcp is held to it by check_token_scopes)."""
+    bearer = authenticate_token(plain, recently_checked)
+    refusal = scope_refusal(AGENT, bearer.scopes)
+    if refusal is not None:
+        raise TokenRefused(refusal[1])
+    return bearer.user
+
+
+def authenticate_token(plain: str, recently_checked: bool = True) -> Bearer:
+    """The user an API token stands for (a bearer header, the MCP server's INVENTORY_AI_MCP_TOKEN)
+    and its scopes, or TokenRefused: unknown, revoked, expired, or its user deactivated.
+    `recently_checked=False` reads the database every time (the stdio MCP server: one agent, every
+    call checked)."""
     key = hash_token(plain)
     now = utcnow()
     _forget_if_changed()
@@ -258,7 +455,7 @@ def user_for_token(plain: str, recently_checked: bool = True) -> User:
         held = db.session.identity_map.get(identity_key(User, good.user["id"]))
         user = held if held is not None else adopted(db.session, User, [good.user])[0]
         _stamp_last_used(key, good.token_id, good.last_used_at, now)
-        return user
+        return Bearer(user, good.scopes)
     token = db.session.scalar(
         select(ApiToken)
         .options(joinedload(ApiToken.user))  # one round trip for the token and its user
@@ -274,18 +471,20 @@ def user_for_token(plain: str, recently_checked: bool = True) -> User:
     if not token.user.active:
         raise TokenRefused(f"the user of the API token {token.prefix}… is deactivated")
     user = token.user
+    scopes = token.scope_set
     with _GOOD_TOKENS_LOCK:
         if len(_GOOD_TOKENS) >= 10_000:  # bounded: many tokens in turn only cost their queries
             _GOOD_TOKENS.clear()
         _GOOD_TOKENS[key] = _GoodToken(
             {c.key: getattr(user, c.key) for c in User.__mapper__.column_attrs},
             token.id,
+            scopes,
             token.expires_at,
             token.last_used_at,
             time.monotonic(),
         )
     _stamp_last_used(key, token.id, token.last_used_at, now)
-    return user
+    return Bearer(user, scopes)
 
 
 def _stamp_last_used(key: str, token_id: int, last_used_at: datetime | None, now: datetime) -> None:
@@ -306,14 +505,21 @@ def authenticated_user() -> User | None:
     return current_user if current_user.is_authenticated else None
 
 
-def issue_token(user: User, name: str, valid_days: int | None = 90) -> tuple[ApiToken, str]:
-    """Create a token; the plain value is returned once and only its hash is stored."""
+def issue_token(
+    user: User, name: str, valid_days: int | None = 90, scopes=DEFAULT_SCOPES
+) -> tuple[ApiToken, str]:
+    """Create a token; the plain value is returned once and only its hash is stored. `scopes`: what
+    it may be used for (TOKEN_SCOPES; issue_scopes checks what a request asks for)."""
+    unknown = set(scopes) - set(TOKEN_SCOPES)
+    if unknown or not scopes or (ADMIN in scopes and not user.is_admin):
+        raise ValueError(f"scopes {sorted(scopes)} are not for a token of {user.username}")
     plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken(
         user=user,
         name=name,
         token_hash=hash_token(plain),
         prefix=plain[:12],
+        scopes=scope_text(scopes),
         expires_at=utcnow() + timedelta(days=valid_days) if valid_days else None,
     )
     db.session.add(token)

@@ -56,8 +56,9 @@ def init_cli(app: Flask) -> None:
     @app.cli.command("mcp")
     def mcp_command() -> None:
         """Serve the warehouse tools over MCP on stdin/stdout as the user whose API token is in
-        INVENTORY_AI_MCP_TOKEN (docs/mcp.md). Exit 2 when the token is missing or unusable."""
-        from inventory_ai.auth import TokenRefused, user_for_token
+        INVENTORY_AI_MCP_TOKEN (docs/mcp.md). Exit 2 when the token is missing or unusable, lacks
+        the `chat` scope, or has `decide` or `admin` (an agent must not book without a person)."""
+        from inventory_ai.auth import TokenRefused, agent_user
         from inventory_ai.mcp.stdio import serve_stdio
 
         token = current_app.extensions["inventory_ai.config"].mcp_token
@@ -69,7 +70,7 @@ def init_cli(app: Flask) -> None:
             )
             raise SystemExit(2)
         try:
-            user = user_for_token(token)
+            user = agent_user(token)
         except TokenRefused as exc:
             click.echo(f"error: INVENTORY_AI_MCP_TOKEN: {exc}; issue a new one", err=True)
             raise SystemExit(2) from None

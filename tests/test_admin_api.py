@@ -30,7 +30,10 @@ from inventory_ai.services.search import search_materials
 def token(session):
     def make(username: str) -> dict:
         user = session.scalar(select(User).where(User.username == username))
-        _, plain = issue_token(user, "test")
+        # An admin's script asks for the `admin` scope (the admin API's writes need it).
+        _, plain = issue_token(
+            user, "test", scopes=("read", "chat", "admin") if user.is_admin else ("read", "chat")
+        )
         session.commit()
         return {"Authorization": f"Bearer {plain}"}
 
@@ -614,8 +617,8 @@ class ScenarioApp:
         self.app, self.scenarios = app, self.scenarios + 1
         with app.app_context():
             users = {u.username: u for u in db.session.scalars(select(User))}
-            _, plain = issue_token(users["admin"], "stateful fuzz")
-            spare, _ = issue_token(users["admin"], "spare")
+            _, plain = issue_token(users["admin"], "stateful fuzz", scopes=("read", "chat", "admin"))
+            spare, _ = issue_token(users["admin"], "spare", scopes=("read", "chat", "admin"))
             db.session.commit()
             self.admin_id, self.staff_id, self.spare_token = users["admin"].id, users["staff"].id, spare.id
             self.token_id = db.session.scalar(select(ApiToken.id).where(ApiToken.name == "stateful fuzz"))

@@ -315,7 +315,7 @@ def test_concurrent_decisions_and_cancel_agree_with_the_ledger(app):
     time, the others are 409 (a cancel that lost says so), and the ledger holds exactly the
     bookings whose approval won."""
     staff = _user("staff")
-    _, token = issue_token(staff, "race")
+    _, token = issue_token(staff, "race", scopes=("read", "chat", "decide"))  # decides too
     db.session.commit()
     headers = {"Authorization": f"Bearer {token}"}
 

@@ -236,7 +236,8 @@ def test_exactly_one_signoff_decision_wins(app):
     call_id = decided["rounds"][0]["tool_calls"][0]["id"]
     tokens = {}
     for name in ("manager", "admin"):
-        _, tokens[name] = issue_token(db.session.query(User).filter_by(username=name).one(), "race")
+        user = db.session.query(User).filter_by(username=name).one()
+        _, tokens[name] = issue_token(user, "race", scopes=("read", "decide"))  # a person's script
     db.session.commit()
     barrier = threading.Barrier(4)
     results = []

@@ -185,9 +185,17 @@ def test_a_booking_waits_for_the_users_approval_then_is_booked_once(warehouse):
     [pending] = requests.get(f"{base}/api/v1/chat/pending", headers=api, timeout=10).json()
     assert pending["tool_call_id"] == waiting["tool_call_id"] and pending["source"] == "mcp"
     decision = f"{base}/api/v1/chat/messages/{waiting['message_id']}/decision"
-    approved = requests.post(decision, json={"decision": "approve"}, headers=api, timeout=30)
+    # The agent's own token cannot approve it (no `decide`): the user does, here with a script's
+    # token issued with `decide` (a person's; docs/mcp.md).
+    refused = requests.post(decision, json={"decision": "approve"}, headers=api, timeout=30)
+    assert refused.status_code == 403 and level(app) == before
+    with app.app_context():
+        staff = db.session.query(User).filter_by(username="staff").one()
+        person = http_headers(issue_token(staff, "person", scopes=("read", "decide"))[1])
+        db.session.commit()
+    approved = requests.post(decision, json={"decision": "approve"}, headers=person, timeout=30)
     assert approved.json()["status"] == "completed" and level(app) == before - 5
-    again = requests.post(decision, json={"decision": "approve"}, headers=api, timeout=30)
+    again = requests.post(decision, json={"decision": "approve"}, headers=person, timeout=30)
     assert again.status_code == 409 and level(app) == before - 5
 
 

@@ -117,35 +117,6 @@ def test_a_staff_agent_gets_staff_tools_the_same_checks_and_approvals(
     assert level() == Decimal("95")
 
 
-def test_where_the_client_supports_elicitation_the_user_is_asked_there(app, database_url, user, tmp_path):
-    """The first booking is approved in the client's form and booked once; the second is rejected
-    there; the third is declined (the form dismissed) and keeps waiting for the web form or the API."""
-    _, plain = token_for(user, "manager")
-    asked = []
-
-    async def the_user(context, params: types.ElicitRequestParams):
-        asked.append(params.message)
-        answers = [
-            types.ElicitResult(action="accept", content={"approve": True}),
-            types.ElicitResult(action="accept", content={"approve": False, "reason": "盘点中"}),
-            types.ElicitResult(action="decline"),
-        ]
-        return answers[len(asked) - 1]
-
-    async def agent():
-        async with stdio_session(
-            database_url, plain, tmp_path / "mcp.log", elicitation_callback=the_user
-        ) as session:
-            return [text(await session.call_tool("record_stock_movement", BOOKING)) for _ in range(3)]
-
-    approved, rejected, dismissed = anyio.run(agent)
-    assert "出库 5 kg 高筋面粉 (M001)，主仓库" in asked[0] and len(asked) == 3
-    assert approved["status"] == "completed" and approved["reply"].startswith("已完成：出库 5 kg")
-    assert rejected["status"] == "completed" and rejected["reply"].startswith("已拒绝：出库 5 kg")
-    assert dismissed["status"] == "awaiting_approval"
-    assert level() == Decimal("95")
-
-
 @pytest.mark.parametrize("unusable", ["missing", "revoked", "expired", "unknown"])
 def test_the_command_refuses_a_missing_or_unusable_token_with_exit_2(app, runner, user, unusable):
     """`flask mcp` itself (in-process; the stdio tests above start it as a subprocess)."""

@@ -7,7 +7,7 @@ from flask.views import MethodView
 from flask_login import login_required
 from flask_smorest import Blueprint
 from flask_wtf.csrf import generate_csrf
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate
 from sqlalchemy import select
 
 from inventory_ai.api.fields import UtcDateTime
@@ -17,15 +17,17 @@ from inventory_ai.auth import (
     end_logins,
     forget_tokens,
     hashed_password,
+    issue_scopes,
     issue_token,
     log_in,
     log_out,
     password_matches,
+    request_token_scopes,
 )
 from inventory_ai.database import begin_write
 from inventory_ai.errors import NotFound, error_response
 from inventory_ai.extensions import db, login_limit, password_change_limit
-from inventory_ai.models import ApiToken, utcnow
+from inventory_ai.models import TOKEN_SCOPES, ApiToken, utcnow
 from inventory_ai.services import audit
 
 blp = Blueprint("api_auth", __name__, url_prefix="/api/v1/auth", description="Log in and out")
@@ -110,10 +112,31 @@ class Me(MethodView):
 # --- API tokens for scripts: issued to the logged-in user, shown once, stored hashed ----------
 
 
+def _known_scopes(scopes: list[str]) -> None:
+    unknown = [s for s in scopes if s not in TOKEN_SCOPES]
+    if unknown:
+        raise ValidationError(
+            f"unknown scope {unknown[0]!r}; the scopes are {', '.join(TOKEN_SCOPES)}"
+            if len(unknown) == 1
+            else f"unknown scopes {', '.join(map(repr, unknown))}; the scopes are {', '.join(TOKEN_SCOPES)}"
+        )
+    if not scopes:
+        raise ValidationError(f"at least one of {', '.join(TOKEN_SCOPES)}")
+
+
 class TokenCreateSchema(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=100))
     valid_days = fields.Integer(
         strict=True, load_default=90, allow_none=True, validate=validate.Range(min=1, max=3650)
+    )
+    scopes = fields.List(
+        fields.String(validate=validate.Length(max=32)),
+        load_default=None,
+        validate=[validate.Length(max=len(TOKEN_SCOPES) * 2), _known_scopes],
+        metadata={
+            "description": "what the token may be used for: read, chat, decide, admin (admins only). "
+            'Default ["read", "chat"]: `decide` (approving bookings) and `admin` only when asked for'
+        },
     )
 
 
@@ -121,6 +144,7 @@ class TokenSchema(Schema):
     id = fields.Integer()
     name = fields.String()
     prefix = fields.String()
+    scopes = fields.List(fields.String(), attribute="scope_list")
     created_at = UtcDateTime()
     expires_at = UtcDateTime(allow_none=True)
     revoked_at = UtcDateTime(allow_none=True)
@@ -143,11 +167,18 @@ class Tokens(MethodView):
 
     @blp.arguments(TokenCreateSchema)
     @blp.response(201, IssuedTokenSchema)
+    @blp.alt_response(403, description="a token asked for a scope it does not have itself")
     @login_required
     def post(self, body):
-        token, plain = issue_token(authenticated_user(), body["name"], body["valid_days"])
+        """Issue a token: shown once. `scopes` defaults to read and chat; `decide` and `admin` are
+        given only when asked for (docs/api.md, "API token scopes"). A token may issue tokens of at
+        most its own scopes."""
+        user = authenticated_user()
+        scopes = issue_scopes(user, body["scopes"], request_token_scopes())
+        token, plain = issue_token(user, body["name"], body["valid_days"], scopes)
         db.session.commit()
-        return {**{name: getattr(token, name) for name in TokenSchema().fields}, "token": plain}
+        shown = {field.attribute or name for name, field in TokenSchema().fields.items()}
+        return {**{name: getattr(token, name) for name in shown}, "token": plain}
 
 
 @blp.route("/tokens/<int:token_id>")

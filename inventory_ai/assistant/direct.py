@@ -5,8 +5,8 @@ The call goes through the same path as in the loop (calls.py): the user's toolbo
 admins' settings, decided now), arguments validated against the schema with every error listed,
 typed errors, timeouts, result compaction, an audit event marked with where it came from. A call
 that needs confirmation becomes an answer of its own, waiting in the user's conversations
-(source "mcp"), decided in the web form or through the API (decisions.py); once decided it ends
-with what happened, without asking a model.
+(source "mcp"), decided by a person on its page or through the API (decisions.py), never by the
+client that asked; once decided it ends with what happened, without asking a model.
 """
 
 from __future__ import annotations
@@ -35,6 +35,12 @@ from inventory_ai.models import (
 from inventory_ai.text import storable
 
 FROM_MCP = "mcp"
+
+
+def approval_page(conversation_id: str) -> str:
+    """Where the user decides a waiting booking: its conversation's page (web.conversation), a path
+    on the server the user signs in to (a stdio server knows no host name)."""
+    return f"/c/{conversation_id}"
 
 
 @dataclass(frozen=True)
@@ -77,8 +83,11 @@ class DirectCalls:
                     "status": "awaiting_approval",
                     "tool_call_id": call_id,
                     "message_id": message.id,
+                    "conversation_id": message.conversation_id,
+                    "approve_at": approval_page(message.conversation_id),
                     "description": prepared.description,
-                    "message": "not booked yet: the user approves or rejects it in the web form or the API",
+                    "message": "not booked yet: it waits for the user, who approves or rejects it on "
+                    "the page approve_at (signed in); this client cannot approve it",
                 }
             )
             return DirectResult(call_id, outcome.status, content, prepared.description, message.id)

@@ -1,7 +1,9 @@
 """`/mcp`: MCP over Streamable HTTP inside the Flask app, in the same gunicorn gthread workers.
 
 Every request is authenticated here, by its own `Authorization: Bearer iai_…` (the same token rule
-as the API, auth.user_for_token), before the SDK sees it: 401 otherwise. A session cookie is not
+as the API, auth.user_for_token), before the SDK sees it: 401 otherwise. The token must carry the
+`chat` scope and neither `decide` nor `admin` (auth.TOKEN_RULES, checked before this view runs):
+403 otherwise. A session cookie is not
 enough (this is for agents, and a cookie is an ambient credential), so CSRF does not apply; CORS
 stays closed (no Access-Control-* headers), and a browser page of another origin is refused (403).
 

@@ -2,7 +2,9 @@
 INVENTORY_AI_MCP_TOKEN (an agent that starts this command as its subprocess, docs/mcp.md).
 
 The token is checked at start (a clear error and exit 2 otherwise) and again on every request, so a
-token revoked while the client runs stops working at once. stdout carries the protocol only: our log
+token revoked while the client runs stops working at once. It must carry the `chat` scope and
+neither `decide` nor `admin`: an agent that could approve its own bookings, or book through the
+admin API, would make the approval meaningless. stdout carries the protocol only: our log
 lines go to stderr.
 """
 
@@ -13,7 +15,7 @@ from flask import Flask
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 
-from inventory_ai.auth import user_for_token
+from inventory_ai.auth import agent_user
 from inventory_ai.logging import get_logger
 from inventory_ai.mcp.server import WarehouseServer
 
@@ -52,7 +54,7 @@ class ToolboxWatch:
 def serve_stdio(app: Flask, token: str, check_every: float = TOOLBOX_CHECK_SECONDS) -> None:
     watch = ToolboxWatch()
     server = WarehouseServer(
-        app, lambda _ctx: user_for_token(token, recently_checked=False), on_tools_listed=watch.tools_listed
+        app, lambda _ctx: agent_user(token, recently_checked=False), on_tools_listed=watch.tools_listed
     )
 
     async def main() -> None:

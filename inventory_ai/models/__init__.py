@@ -27,11 +27,21 @@ from inventory_ai.models.inventory import (
     Supplier,
     Warehouse,
 )
-from inventory_ai.models.users import ROLES, ApiToken, LoginSession, Role, User, hash_token
+from inventory_ai.models.users import (
+    ROLES,
+    TOKEN_SCOPES,
+    ApiToken,
+    LoginSession,
+    Role,
+    User,
+    hash_token,
+    scope_text,
+)
 
 __all__ = [
     "MOVEMENT_TYPES",
     "ROLES",
+    "TOKEN_SCOPES",
     "ApiToken",
     "AuditEvent",
     "CallStatus",
@@ -62,5 +72,6 @@ __all__ = [
     "hash_token",
     "new_call_id",
     "new_id",
+    "scope_text",
     "utcnow",
 ]

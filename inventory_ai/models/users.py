@@ -70,6 +70,17 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+# What an API token may be used for (docs/api.md, "API token scopes"), in the order they are listed:
+# `read` (GET), `chat` (ask, cancel, MCP), `decide` (approve or reject a booking, sign off),
+# `admin` (the admin API's writes; admins' tokens only). Which view needs which: auth.TOKEN_RULES.
+TOKEN_SCOPES = ("read", "chat", "decide", "admin")
+
+
+def scope_text(scopes) -> str:
+    """Scopes as stored: known ones, space-separated, in TOKEN_SCOPES' order ("read chat")."""
+    return " ".join(s for s in TOKEN_SCOPES if s in set(scopes))
+
+
 class ApiToken(db.Model):
     __tablename__ = "api_tokens"
 
@@ -78,6 +89,8 @@ class ApiToken(db.Model):
     name: Mapped[str] = mapped_column(String(100))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     prefix: Mapped[str] = mapped_column(String(12))
+    # Space-separated, as OAuth writes them ("read chat"): see TOKEN_SCOPES and scope_text.
+    scopes: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[datetime | None]
     revoked_at: Mapped[datetime | None]
@@ -87,6 +100,14 @@ class ApiToken(db.Model):
 
     def usable(self, now: datetime) -> bool:
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+    @property
+    def scope_set(self) -> frozenset[str]:
+        return frozenset(self.scopes.split())
+
+    @property
+    def scope_list(self) -> list[str]:
+        return [s for s in TOKEN_SCOPES if s in self.scope_set]
 
 
 class LoginSession(db.Model):
