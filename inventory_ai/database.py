@@ -34,7 +34,7 @@ class WriterTurns:
 
     Why: a writer that finds SQLite's lock taken sleeps in SQLite's busy handler, 1, 2, 5 … then
     25, 50 and 100 ms at a time, and keeps sleeping while the lock stands free. Under load that was
-    most of a chat message's waiting (docs/benchmarks.md, "fourth session"). Here a thread waits on
+    most of a chat message's waiting (docs/benchmarks.md measures it, under the loop). Here a thread waits on
     a lock that wakes it when it is given back.
 
     SQLite's own lock stays the rule: a thread already holding a turn through another connection,
@@ -190,7 +190,7 @@ def install_connection_check(engine: Engine) -> None:
     A gone connection is thrown away (DisconnectionError; a failed ping, InvalidatePoolError: its
     idle neighbours are likely gone too) and the pool opens another. This replaces
     `pool_pre_ping`, which pinged at every checkout: two of a chat message's nine round trips, and
-    a tenth of its CPU in the worker and in PostgreSQL (docs/benchmarks.md, ninth session). Under
+    a tenth of its CPU in the worker and in PostgreSQL (measured in docs/benchmarks.md). Under
     load no connection sits idle for long, so nothing is pinged."""
     if engine.dialect.name != "postgresql":
         return
@@ -452,7 +452,7 @@ def stopped_at(session: Session, deadline: float) -> Iterator[None]:
 
     Why: a read tool ran in a thread of its own so that the loop could stop waiting at its timeout.
     The hand-off there and back cost more than most reads, and a query given up on ran on,
-    unobserved, holding its connection (docs/benchmarks.md, seventh session). Here nothing crosses
+    unobserved, holding its connection (measured in docs/benchmarks.md). Here nothing crosses
     threads, and nothing reaches a connection after it went back to the pool."""
     watch = session.info["deadline"] = _Deadline(deadline)
     try:

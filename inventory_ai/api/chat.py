@@ -152,7 +152,7 @@ def respond(turn: Turn, events: Iterator[Event]):
 @blp.route("/chat")
 class Chat(MethodView):
     # An instance, not the class: webargs builds a class's schema anew on every request (its fields
-    # deep-copied), the hottest path in the product (docs/benchmarks.md, ninth session).
+    # deep-copied), the hottest path in the product (measured in docs/benchmarks.md, the loop).
     @blp.arguments(ChatRequestSchema())
     @blp.response(200, ChatResponseSchema)
     @blp.alt_response(429, description="too many messages; see Retry-After")

@@ -25,16 +25,6 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
-class ToolResult:
-    tool_call_id: str
-    name: str
-    status: Literal["success", "error", "pending_confirmation", "declined"]
-    content: str
-    error_type: str | None = None
-    duration_ms: int = 0
-
-
-@dataclass(frozen=True)
 class Message:
     role: Role
     content: str = ""

@@ -105,8 +105,8 @@ class BookingRequest:
         return hashlib.sha256(json.dumps(fields, ensure_ascii=False).encode()).hexdigest()
 
     def spelled_fingerprint(self) -> str:
-        """The fingerprint as bookings made before 2026-11-23 stored it (the text as written):
-        their retries are still recognised, without rewriting old rows."""
+        """The fingerprint as older bookings stored it (the text as written, not its meaning): their
+        retries are still recognised, without rewriting old rows."""
         fields = [self.material, self.warehouse, self.movement_type, str(self.quantity), self.unit,
                   self.reason, self.to_warehouse]  # fmt: skip
         return hashlib.sha256(json.dumps(fields, ensure_ascii=False).encode()).hexdigest()
@@ -176,7 +176,7 @@ def client_key(user_id: int, key: str) -> str:
 
 
 def legacy_client_key(key: str) -> str:
-    """The key as bookings made before 2026-11-23 stored it (one namespace for every caller); such a
+    """The key as older bookings stored it (one namespace for every caller); such a
     booking is replayed only to the user who made it."""
     return f"api:{key}"
 
