@@ -115,7 +115,7 @@ def register_extensions(app: Flask) -> None:
 
 
 def register_assistant(app: Flask) -> None:
-    from inventory_ai.assistant.setup import init_assistant
+    from inventory_ai.assistant.extension import init_assistant
 
     init_assistant(app)
 

@@ -20,7 +20,7 @@ from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.util import identity_key
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from inventory_ai.changes import ChangeMarker
+from inventory_ai.change_markers import ChangeMarker
 from inventory_ai.database import adopted, begin_write, write_transaction
 from inventory_ai.errors import error_response
 from inventory_ai.extensions import csrf, db, login_manager

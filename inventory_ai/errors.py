@@ -10,7 +10,7 @@ import sqlalchemy.exc
 from flask import Flask, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from inventory_ai import payloads
+from inventory_ai import strict_json
 from inventory_ai.logging import get_logger
 
 log = get_logger(__name__)
@@ -123,7 +123,7 @@ def init_errors(app: Flask) -> None:
     def _refuse_malformed():
         """One guard at the door for every request, logged in or not: NUL is not text (PostgreSQL
         refuses it in any column) wherever it appears (path, query, form, raw or escaped in a body),
-        and a JSON body must be strict JSON within limits (payloads.py): a clear 400, never a 500
+        and a JSON body must be strict JSON within limits (strict_json.py): a clear 400, never a 500
         further in."""
         # Every body, however it came: with a Content-Length or chunked (no length: the server ends
         # the stream). werkzeug reads a chunked body only up to MAX_CONTENT_LENGTH; reading on
@@ -138,8 +138,8 @@ def init_errors(app: Flask) -> None:
             return _malformed("invalid_text", "text must not contain NUL characters")
         if raw and (request.is_json or (_wants_json() and not request.mimetype)):
             try:
-                payloads.loads(raw)
-            except payloads.Unreadable as exc:
+                strict_json.loads(raw)
+            except strict_json.Unreadable as exc:
                 return _malformed("invalid_json", f"the body is not acceptable JSON: {exc}")
         return None
 

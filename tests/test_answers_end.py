@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import func, select, update
 
 from inventory_ai.assistant.events import ConfirmationRequired, Done, ErrorEvent
+from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.assistant.providers.dashscope import DashScopeProvider, shared_breaker
 from inventory_ai.assistant.recovery import Heartbeats
-from inventory_ai.assistant.setup import decisions, manager
 from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, TextDelta, ToolCall, Usage
 from inventory_ai.auth import issue_token
 from inventory_ai.config import config_for_tests

@@ -13,8 +13,8 @@ from decimal import Decimal
 
 from sqlalchemy import func, select, update
 
+from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.assistant.providers.base import ProviderError
-from inventory_ai.assistant.setup import decisions, manager
 from inventory_ai.assistant.types import ModelReply, ModelRequest, TextDelta
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, Signoff, StockMovement, ToolCallRecord, User, utcnow

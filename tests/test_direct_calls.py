@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from sqlalchemy import func, select
 
-from inventory_ai.assistant.setup import direct_calls, manager
+from inventory_ai.assistant.extension import direct_calls, manager
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, Material, StockLevel, ToolSetting, User
 from tests.support.clients import AuthActions

@@ -16,12 +16,12 @@ from sqlalchemy.orm import Session
 
 from inventory_ai.assistant import registry as registry_module
 from inventory_ai.assistant.events import ConfirmationRequired, Delta, Done, ToolResultEvent
+from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.assistant.providers.base import ProviderError
-from inventory_ai.assistant.setup import decisions, manager
 from inventory_ai.assistant.tools.base import NotFound as ToolNotFound
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.assistant.types import ModelReply
-from inventory_ai.changes import ChangeMarker
+from inventory_ai.change_markers import ChangeMarker
 from inventory_ai.database import stopped_at
 from inventory_ai.errors import Conflict, NotFound
 from inventory_ai.extensions import db

@@ -12,7 +12,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from sqlalchemy import func, select
 
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.auth import issue_token
 from inventory_ai.database import begin_write
 from inventory_ai.extensions import db

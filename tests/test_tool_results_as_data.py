@@ -9,8 +9,8 @@ import json
 import pytest
 from sqlalchemy import func, select
 
+from inventory_ai.assistant.extension import manager
 from inventory_ai.assistant.providers.dashscope import _ToolCallAssembler
-from inventory_ai.assistant.setup import manager
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, ChatMessage, User
 from inventory_ai.services import ledger

@@ -19,8 +19,8 @@ from sqlalchemy import select
 
 from inventory_ai.api.fields import UtcDateTime
 from inventory_ai.assistant.events import ErrorEvent, Event, Start
+from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.assistant.manager import MAX_MESSAGE_CHARS, Turn
-from inventory_ai.assistant.setup import decisions, manager
 from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import error_response
 from inventory_ai.extensions import chat_limit, db

@@ -3,7 +3,7 @@
 
 Every decision first claims the answer with one conditional update (awaiting -> running, or
 -> cancelled): of several at once exactly one wins, the rest are told 409. The winner settles the
-calls it decided, running approved ones through the same path as any call (calls.py), and the
+calls it decided, running approved ones through the same path as any call (tool_calls.py), and the
 answer resumes in the loop (manager.py), or waits for a sign-off (services/approvals.py).
 """
 
@@ -20,11 +20,11 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from inventory_ai.assistant import events as ev
-from inventory_ai.assistant.calls import CallOutcome, PreparedCall
 from inventory_ai.assistant.compaction import dumps
-from inventory_ai.assistant.direct import FROM_MCP
+from inventory_ai.assistant.direct_calls import FROM_MCP
 from inventory_ai.assistant.manager import Answering, ToolExecutionManager, Turn
 from inventory_ai.assistant.prompts import SIGNOFF_WAITING, decided_summary
+from inventory_ai.assistant.tool_calls import CallOutcome, PreparedCall
 from inventory_ai.assistant.tools.base import PermissionDenied, ToolContext, ToolError
 from inventory_ai.assistant.types import ToolCall
 from inventory_ai.database import begin_write, writing

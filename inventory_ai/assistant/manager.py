@@ -5,11 +5,11 @@ Read top to bottom:
   run              the loop: ask the model with the user's tools; no calls -> the answer;
                    calls -> execute the round, store it, ask again; at the cap one last call
                    without tools; events stream out all along
-  _execute_round   check the round's calls and run them (calls.py), store the round, pause for
+  _execute_round   check the round's calls and run them (tool_calls.py), store the round, pause for
                    confirmation
   guarded          whatever happens, the answer ends; while it runs, it keeps a heartbeat
-Beside it: who may answer and one streamed model call (asking.py), the words sent to the model
-(prompts.py), one round's calls (calls.py), what people decide about paused calls (decisions.py),
+Beside it: who may answer and one streamed model call (model_chain.py), the words sent to the model
+(prompts.py), one round's calls (tool_calls.py), what people decide about paused calls (decisions.py),
 answers whose process died (recovery.py).
 """
 
@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
+from inventory_ai.assistant import answer_store
 from inventory_ai.assistant import events as ev
-from inventory_ai.assistant import records
-from inventory_ai.assistant.asking import ModelChain, ModelUsage
-from inventory_ai.assistant.calls import CallOutcome, CallRunner
 from inventory_ai.assistant.history import expand
+from inventory_ai.assistant.model_chain import ModelChain, ModelUsage
 from inventory_ai.assistant.prompts import (
     APOLOGY,
     BROKEN,
@@ -51,6 +50,7 @@ from inventory_ai.assistant.recovery import (
     Recovery,
 )
 from inventory_ai.assistant.registry import Toolbox, ToolRegistry
+from inventory_ai.assistant.tool_calls import CallOutcome, CallRunner
 from inventory_ai.assistant.tools.base import ToolContext
 from inventory_ai.assistant.types import (
     Message,
@@ -151,7 +151,7 @@ class ToolExecutionManager:
         # The language the user chose on the page (web/i18n.py) wins; else the question's own.
         language = user.language if user.language in ("zh", "en") else language_of(text)
         screening = screen(text)
-        rows = records.intake(user.id, text, language, conversation_id)
+        rows = answer_store.intake(user.id, text, language, conversation_id)
         flagged = []
         if screening.flagged:  # a signal: audited, and the model is reminded (prompts.system_prompt)
             flagged.append(audit.event(
@@ -160,12 +160,12 @@ class ToolExecutionManager:
             ))  # fmt: skip
         with writing(session):
             conversation, seq = self._conversation_for(session, user, conversation_id)
-            records.write_intake(session, rows, seq)
+            answer_store.write_intake(session, rows, seq)
             audit.write(session, flagged)
             session.commit()
         if flagged:
             FLAGGED.inc()
-        answer = records.adopt_intake(session, rows, conversation)
+        answer = answer_store.adopt_intake(session, rows, conversation)
         return Turn(answer.conversation_id, answer.id)
 
     def _conversation_for(
@@ -335,22 +335,22 @@ class ToolExecutionManager:
 
         outcomes = self.calls.run(prepared, a.context)
         # The rows and audit events first: the write lock is held only while they are written.
-        rows = records.round_rows(a.message, position, reply.text or None, prepared, outcomes)
+        rows = answer_store.round_rows(a.message, position, reply.text or None, prepared, outcomes)
         events = []
         for p, outcome, row in zip(prepared, outcomes, rows.calls, strict=True):
             waiting = outcome.status == CallStatus.PENDING_CONFIRMATION
             arguments = p.arguments if waiting else (p.arguments or p.call.arguments)
             events += self._audit_events(a, row["name"], row["call_id"], arguments, outcome)
         begin_write(a.session)  # tools committed on their own connections meanwhile
-        records.usage(a.session, a.message, a.usage)
+        answer_store.usage(a.session, a.message, a.usage)
         a.usage.clear()
-        records.write_round(a.session, rows, started)
+        answer_store.write_round(a.session, rows, started)
         audit.write(a.session, events)
         a.session.commit()
         TOOL_ROUNDS.inc()
         for row, outcome in zip(rows.calls, outcomes, strict=True):
             self._count(row["name"], outcome)
-        stored = records.adopt_round(a.session, a.message, rows)
+        stored = answer_store.adopt_round(a.session, a.message, rows)
         pending: list[ev.PendingCall] = []
         for p, outcome, record in zip(prepared, outcomes, stored, strict=True):
             if outcome.status == CallStatus.PENDING_CONFIRMATION:
@@ -435,12 +435,14 @@ class ToolExecutionManager:
     ) -> Iterator[ev.Event]:
         """End the answer, unless something else ended it first (a stale sweep): then it says so."""
         begin_write(a.session)
-        more_in, more_out = records.usage(a.session, a.message, a.usage, totals=False)  # the ending adds them
+        more_in, more_out = answer_store.usage(
+            a.session, a.message, a.usage, totals=False
+        )  # the ending adds them
         a.usage.clear()
         message = a.message
         if status == MessageStatus.CANCELLED and not text:
             text = stopped_text(message)
-        ended = records.ending(
+        ended = answer_store.ending(
             a.session,
             message,
             status.value,

@@ -29,9 +29,9 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
 from inventory_ai.assistant.compaction import dumps
-from inventory_ai.assistant.direct import DirectResult
+from inventory_ai.assistant.direct_calls import DirectResult
+from inventory_ai.assistant.extension import decisions, direct_calls, manager
 from inventory_ai.assistant.registry import Toolbox
-from inventory_ai.assistant.setup import decisions, direct_calls, manager
 from inventory_ai.auth import TokenRefused
 from inventory_ai.errors import DomainError
 from inventory_ai.extensions import db

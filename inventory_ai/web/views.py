@@ -24,7 +24,7 @@ from flask import (
 from flask_login import login_required
 from sqlalchemy import func, select
 
-from inventory_ai.assistant.setup import decisions, direct_calls, manager
+from inventory_ai.assistant.extension import decisions, direct_calls, manager
 from inventory_ai.auth import authenticated_user, check_credentials, log_in, log_out
 from inventory_ai.errors import DomainError, NotFound
 from inventory_ai.extensions import chat_limit, db, login_limit
@@ -209,7 +209,7 @@ def answer(message_id: str):
 @login_required
 def all_rows(tool_call_id: str):
     """Every row of a list the assistant showed the first of ("show all"): the same tool asked
-    again with its largest page, through the same checks as any call (assistant/direct.py)."""
+    again with its largest page, through the same checks as any call (assistant/direct_calls.py)."""
     user = authenticated_user()
     found = db.session.execute(
         select(ToolCallRecord, ChatMessage)

@@ -19,7 +19,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.errors import DomainError
 from inventory_ai.models import ChatMessage, User
 from inventory_ai.services import clock

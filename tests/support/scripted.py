@@ -7,8 +7,8 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 
+from inventory_ai.assistant.extension import EXTENSION_KEY
 from inventory_ai.assistant.providers.base import ProviderError
-from inventory_ai.assistant.setup import EXTENSION_KEY
 from inventory_ai.assistant.types import ModelReply, ModelRequest, TextDelta, ToolCall, Usage
 
 Step = ModelReply | ProviderError | Callable[[ModelRequest], ModelReply]

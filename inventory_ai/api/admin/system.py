@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
 from inventory_ai.api.fields import UtcDateTime, to_naive_utc
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.auth import authenticated_user, end_logins, forget_tokens, hashed_password
 from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound

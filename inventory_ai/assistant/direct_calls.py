@@ -1,7 +1,7 @@
 """One tool call from outside a chat (an MCP client): the same checks as a call the model makes,
 and a booking is never made here: it waits for its user's approval like any other.
 
-The call goes through the same path as in the loop (calls.py): the user's toolbox (role and the
+The call goes through the same path as in the loop (tool_calls.py): the user's toolbox (role and the
 admins' settings, decided now), arguments validated against the schema with every error listed,
 typed errors, timeouts, result compaction, an audit event marked with where it came from. A call
 that needs confirmation becomes an answer of its own, waiting in the user's conversations

@@ -7,7 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from inventory_ai.assistant.decisions import Decisions
-from inventory_ai.assistant.direct import DirectCalls
+from inventory_ai.assistant.direct_calls import DirectCalls
 from inventory_ai.assistant.manager import ToolExecutionManager
 from inventory_ai.assistant.providers.base import ChatProvider
 from inventory_ai.assistant.providers.offline.classifier import Example, built_in_examples, model_for
@@ -17,7 +17,7 @@ from inventory_ai.assistant.providers.offline.reading import Context
 from inventory_ai.assistant.recovery import HEARTBEATS
 from inventory_ai.assistant.registry import ToolRegistry
 from inventory_ai.assistant.tools import builtin_tools
-from inventory_ai.changes import ChangeMarker
+from inventory_ai.change_markers import ChangeMarker
 from inventory_ai.config import Config
 from inventory_ai.extensions import db
 from inventory_ai.models import ROLES, CatalogAlias, Material, StockLevel, Warehouse

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlalchemy.orm import Session
 
-from inventory_ai import payloads
+from inventory_ai import strict_json
 from inventory_ai.assistant.compaction import compact, dumps
 from inventory_ai.assistant.registry import Toolbox, ToolRegistry
 from inventory_ai.assistant.tools.base import (
@@ -155,9 +155,9 @@ class CallRunner:
             )
             return p
         try:
-            # Strict: no absurd nesting or numbers, no text the database cannot keep (payloads.py).
-            parsed = payloads.loads(call.arguments or "{}", max_depth=MAX_ARGUMENT_DEPTH)
-        except payloads.Unreadable as exc:
+            # Strict: no absurd nesting or numbers, no text the database cannot keep (strict_json.py).
+            parsed = strict_json.loads(call.arguments or "{}", max_depth=MAX_ARGUMENT_DEPTH)
+        except strict_json.Unreadable as exc:
             p.error = InvalidArguments(f"arguments are not usable JSON: {exc}; {expected(p.tool)}")
             return p
         if not isinstance(parsed, dict):
