@@ -71,7 +71,7 @@ def test_calls_the_model_gave_one_id_are_each_booked_once(app):
 
     decision = decisions().prepare(db.session, _user("staff"), turn.message_id, True)
     list(decisions().decide(db.session, decision))
-    turn = decision.turn
+    turn = decision.answer
     assert level("M001") == Decimal("95") and level("M002") == Decimal("43")
     results = [json.loads(c.content) for c in db.session.get(ChatMessage, turn.message_id).rounds[0].calls]
     assert [r["material"] for r in results] == ["高筋面粉 (M001)", "低筋面粉 (M002)"]

@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from sqlalchemy import func, select, update
 
+from inventory_ai.assistant.answering import Answering
 from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.assistant.providers.base import ProviderError
 from inventory_ai.assistant.types import ModelReply, ModelRequest, TextDelta
@@ -200,24 +201,23 @@ def test_who_decided_what_is_recorded_before_anything_runs(app):
     assert "18 kg" in record.description  # what a second person would read is what was approved
 
 
-def test_a_signoff_asked_for_by_an_answer_that_then_died_is_withdrawn_not_left_waiting(app):
+def test_a_signoff_asked_for_by_an_answer_that_then_died_is_withdrawn_not_left_waiting(app, monkeypatch):
     use(app, ScriptedProvider(calls(call("record_stock_movement", booking(1000, movement_type="inbound")))))
     staff = client_for(app, "staff")
     body = staff.post("/api/v1/chat", json={"message": "收货"}).json
     decisions_ = decisions()
 
-    def dies(self, a):  # the process is killed after the sign-off was asked for, before it said so
+    def dies(
+        self, signoff_value
+    ):  # the process is killed after the sign-off was asked for, before it said so
         raise KeyboardInterrupt
         yield
 
-    original = type(decisions_)._wait_for_the_rest
-    type(decisions_)._wait_for_the_rest = dies
-    try:
-        user = db.session.query(User).filter_by(username="staff").one()
-        with contextlib.suppress(KeyboardInterrupt):
-            decisions_.decide(db.session, decisions_.prepare(db.session, user, body["message_id"], True))
-    finally:
-        type(decisions_)._wait_for_the_rest = original
+    monkeypatch.setattr(Answering, "wait_for_the_rest", dies)
+    user = db.session.query(User).filter_by(username="staff").one()
+    with contextlib.suppress(KeyboardInterrupt):
+        decisions_.decide(db.session, decisions_.prepare(db.session, user, body["message_id"], True))
+    monkeypatch.undo()
     db.session.rollback()
     assert db.session.scalar(select(Signoff.status)) == "waiting"
     db.session.execute(update(ChatMessage).values(heartbeat_at=utcnow() - timedelta(minutes=5)))

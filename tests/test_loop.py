@@ -494,7 +494,7 @@ def test_booking_waits_for_approval_then_books_and_resumes(app, session):
 
     decision = decisions().prepare(session, _user("staff"), turn.message_id, True)
     events = list(decisions().decide(session, decision))
-    turn = decision.turn
+    turn = decision.answer
     assert m001_level(session) == Decimal("80")
     result = [e for e in events if isinstance(e, ToolResultEvent)][0]
     assert result.status == "success" and json.loads(result.content)["level_after"] == "80"
@@ -508,7 +508,7 @@ def test_rejecting_tells_the_model_and_books_nothing(app, session):
     turn, _, _ = run(app, "staff", "出库20公斤高筋面粉")
     decision = decisions().prepare(session, _user("staff"), turn.message_id, False)
     list(decisions().decide(session, decision))
-    turn = decision.turn
+    turn = decision.answer
     assert m001_level(session) == Decimal("100")
     assert content(model.requests[1])["error"]["message"] == "declined by the user"
     assert session.get(ChatMessage, turn.message_id).status == "completed"

@@ -3,7 +3,7 @@
 The SDK's lowlevel `Server`, not `MCPServer`: our tools already carry their names, descriptions and
 JSON Schemas (the registry), and the list differs per user and per moment, while `MCPServer`
 derives schemas from Python signatures. Nothing here decides who may do what: the tool list is
-`registry.toolbox_for`, and every call, resource read included, goes through `DirectCalls`
+`registry.toolbox_for`, and every call, resource read included, goes through `call_directly`
 (permission, schema with every error listed, typed errors, timeouts, compaction, audit, and a
 booking that waits for its user's approval).
 
@@ -30,7 +30,7 @@ from mcp.shared.exceptions import MCPError
 
 from inventory_ai.assistant.compaction import dumps
 from inventory_ai.assistant.direct_calls import DirectResult
-from inventory_ai.assistant.extension import decisions, direct_calls, manager
+from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.assistant.registry import Toolbox
 from inventory_ai.auth import TokenRefused
 from inventory_ai.errors import DomainError
@@ -81,7 +81,7 @@ class WarehouseServer:
             version=version("inventory_ai"),
             title="inventory_ai warehouse",
             instructions=INSTRUCTIONS,
-            # Our schemas declare no Mcp-Param headers; arguments are checked by DirectCalls.
+            # Our schemas declare no Mcp-Param headers; arguments are checked by call_directly.
             get_tool_input_schema=lambda name: None,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
@@ -143,7 +143,7 @@ class WarehouseServer:
         )
 
     def _call(self, ctx, name: str, arguments: dict) -> DirectResult:
-        return direct_calls().call(db.session, self.caller(ctx), name, arguments)
+        return manager().call_directly(db.session, self.caller(ctx), name, arguments)
 
     async def _call_tool(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         result = await self.in_app(self._call, ctx, params.name, params.arguments or {})
