@@ -12,7 +12,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -173,16 +173,17 @@ def slow_stats(live):
 @pytest.fixture
 def models(live):
     """`models(factory)`: who answers, for one test (the configured chain comes back after)."""
-    chain = live.app.extensions[EXTENSION_KEY].models
+    answers = live.app.extensions[EXTENSION_KEY]
     config = live.app.extensions["inventory_ai.config"]
-    kept = chain.provider_factory, config.llm_provider, config.llm_model
+    kept = config.llm_provider, config.llm_model
+    with ExitStack() as overrides:
 
-    def use(factory, provider: str = "offline", model: str = "qwen-plus") -> None:
-        chain.provider_factory = factory
-        config.llm_provider, config.llm_model = provider, model
+        def use(factory, provider: str = "offline", model: str = "qwen-plus") -> None:
+            overrides.enter_context(answers.override(providers=factory))
+            config.llm_provider, config.llm_model = provider, model
 
-    yield use
-    chain.provider_factory, config.llm_provider, config.llm_model = kept
+        yield use
+    config.llm_provider, config.llm_model = kept
 
 
 def log_in(page, base: str, username: str = "staff") -> None:

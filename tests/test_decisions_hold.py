@@ -88,8 +88,7 @@ def test_an_approval_streamed_to_a_client_that_goes_away_still_books_every_call(
 
 
 def test_a_stop_asked_through_another_process_reaches_the_running_answer(app, app_with, database_url):
-    use(app, ScriptedProvider())
-    manager().models.provider_factory = lambda _session: (Slow(pieces=40, pause=0.25),)
+    use(app, Slow(pieces=40, pause=0.25))
     staff = db.session.query(User).filter_by(username="staff").one()
     turn = manager().prepare_message(db.session, staff, "慢慢说", None)
     ended = {}
@@ -147,7 +146,7 @@ def test_an_answer_stopped_after_its_booking_says_what_was_booked(app):
     use(app, ScriptedProvider(calls(call("record_stock_movement", booking(5))), answer("好了")))
     staff = client_for(app, "staff")
     body = staff.post("/api/v1/chat", json={"message": "出库"}).json
-    manager().models.provider_factory = lambda _session: (Slow(pieces=40, pause=0.1),)
+    use(app, Slow(pieces=40, pause=0.1))
     events = decisions().decide(
         db.session, decisions().prepare(db.session, db.session.query(User).filter_by(username="staff").one(),
                                         body["message_id"], True)
@@ -294,8 +293,7 @@ def test_a_large_booking_split_in_two_calls_still_needs_a_signoff(app):
 
 
 def test_a_model_that_keeps_talking_is_cut_off_at_the_answers_deadline(app):
-    use(app, ScriptedProvider())
-    manager().models.provider_factory = lambda _session: (Slow(pieces=100, pause=0.1),)
+    use(app, Slow(pieces=100, pause=0.1))
     manager().answer_deadline_seconds = 2
     staff = db.session.query(User).filter_by(username="staff").one()
     started = time.monotonic()

@@ -21,7 +21,7 @@ from inventory_ai.api.fields import UtcDateTime
 from inventory_ai.assistant.answering import AnswerRef
 from inventory_ai.assistant.events import ErrorEvent, Event, Start
 from inventory_ai.assistant.extension import decisions, manager
-from inventory_ai.assistant.manager import MAX_MESSAGE_CHARS
+from inventory_ai.assistant.intake import MAX_MESSAGE_CHARS
 from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import error_response
 from inventory_ai.extensions import chat_limit, db

@@ -43,6 +43,8 @@ class AnswerRef:
 
     conversation_id: str
     message_id: str
+    # The intake's screening of the question (intake.py); None where it was taken in elsewhere.
+    flagged: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,8 @@ class Answering:
     deadline: float
     # Writes each call's audit event and metrics.
     calls: CallRunner
+    # Whether the question was flagged at intake; None: not known here (intake.was_flagged).
+    flagged: bool | None = None
     # The model whose reply came last: it wrote the answer.
     model: str | None = None
 

@@ -22,14 +22,15 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from decimal import Decimal
 from itertools import chain
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from inventory_ai.assistant import answer_store
+from inventory_ai.assistant import answer_store, intake
 from inventory_ai.assistant import events as ev
 from inventory_ai.assistant.answering import Answering, AnswerRef, Decision
 from inventory_ai.assistant.compaction import dumps
@@ -64,13 +65,11 @@ from inventory_ai.assistant.types import (
     ToolCall,
 )
 from inventory_ai.config import HISTORY_TOKEN_BUDGET
-from inventory_ai.database import begin_write, in_transaction, writing
-from inventory_ai.errors import Conflict, InvalidInput
+from inventory_ai.database import begin_write, in_transaction
 from inventory_ai.logging import get_logger
 from inventory_ai.models import (
     CallStatus,
     ChatMessage,
-    Conversation,
     MessageStatus,
     ToolCallRecord,
     User,
@@ -78,16 +77,11 @@ from inventory_ai.models import (
     utcnow,
 )
 from inventory_ai.observability import (
-    FLAGGED,
     TOOL_ROUNDS,
 )
 from inventory_ai.services import audit, conversations
-from inventory_ai.services.screening import screen
-from inventory_ai.text import language_of, storable
 
 log = get_logger(__name__)
-
-MAX_MESSAGE_CHARS = 4000
 
 
 class ToolExecutionManager:
@@ -126,56 +120,28 @@ class ToolExecutionManager:
     def prepare_message(
         self, session: Session, user: User, text: str, conversation_id: str | None
     ) -> AnswerRef:
-        text = storable((text or "").strip())
-        if not text:
-            raise InvalidInput("message is empty")
-        if len(text) > MAX_MESSAGE_CHARS:
-            raise InvalidInput(f"message is {len(text)} characters; the limit is {MAX_MESSAGE_CHARS}")
-        conversation_id = conversation_id or None  # "" starts a new conversation, as no id does
-        # Worked out before the write lock is taken: writers wait for each other (database.WriterTurns),
-        # so only the reads that decide and the writes themselves happen while it is held.
-        # The language the user chose on the page (web/i18n.py) wins; else the question's own.
-        language = user.language if user.language in ("zh", "en") else language_of(text)
-        screening = screen(text)
-        rows = answer_store.intake(user.id, text, language, conversation_id)
-        flagged = []
-        if screening.flagged:  # a signal: audited, and the model is reminded (prompts.system_prompt)
-            flagged.append(audit.event(
-                "prompt_injection_flagged", "flagged", user_id=user.id, role=user.role,
-                conversation_id=rows.conversation_id, arguments={"reasons": list(screening.reasons)},
-            ))  # fmt: skip
-        with writing(session):
-            conversation, seq = self._conversation_for(session, user, conversation_id)
-            answer_store.write_intake(session, rows, seq)
-            audit.write(session, flagged)
-            session.commit()
-        if flagged:
-            FLAGGED.inc()
-        answer = answer_store.adopt_intake(session, rows, conversation)
-        return AnswerRef(answer.conversation_id, answer.id)
+        """Store the user's message and the answer that starts running (intake.py)."""
+        return intake.take_message(session, user, text, conversation_id, self.recovery)
 
-    def _conversation_for(
-        self, session: Session, user: User, conversation_id: str | None
-    ) -> tuple[Conversation | None, int]:
-        """The conversation a new message goes into (free to take it), and its last sequence
-        number; None and 0 for a new one."""
-        if conversation_id:
-            conversation = conversations.own_conversation(session, user, conversation_id)
-            waiting = self.recovery.blocking(session, conversation.id)
-            if waiting is not None:
-                why = {
-                    MessageStatus.RUNNING: "an answer still running",
-                    MessageStatus.AWAITING_CONFIRMATION: "an answer waiting for your confirmation",
-                    MessageStatus.AWAITING_SIGNOFF: "a booking waiting for a manager's sign-off",
-                }[MessageStatus(waiting.status)]
-                raise Conflict(f"this conversation has {why}", {"message_id": waiting.id})
-            seq = session.scalar(
-                select(func.coalesce(func.max(ChatMessage.created_seq), 0)).where(
-                    ChatMessage.conversation_id == conversation.id
-                )
-            )
-            return conversation, seq
-        return None, 0
+    @contextmanager
+    def override(
+        self,
+        provider: ChatProvider | None = None,
+        *,
+        providers: Callable[[Session], tuple[ChatProvider, ...]] | None = None,
+    ) -> Iterator[ChatProvider | None]:
+        """Inside the block, `provider` alone answers every model call (or the fallback chain that
+        `providers(session)` makes); the configured chain comes back after. The one seam for tests
+        and tools to put a model in, as pydantic-ai's `Agent.override`; the scripted model for it
+        ships in assistant/testing.py."""
+        if (provider is None) == (providers is None):
+            raise TypeError("give a provider or a chain of providers, not both")
+        kept = self.models.provider_factory
+        self.models.provider_factory = providers or (lambda _session: (provider,))
+        try:
+            yield provider
+        finally:
+            self.models.provider_factory = kept
 
     def own_message(self, session: Session, user: User, message_id: str) -> ChatMessage:
         """The user's answer as it is: one whose process died is ended first (recovery.py)."""
@@ -193,7 +159,7 @@ class ToolExecutionManager:
         )
         toolbox = self.registry.toolbox_for(user.role, session)
         deadline = time.monotonic() + self.answer_deadline_seconds
-        return Answering(session, message, user, toolbox, context, [], deadline, self.calls)
+        return Answering(session, message, user, toolbox, context, [], deadline, self.calls, ref.flagged)
 
     # --- the loop ----------------------------------------------------------------------------
 
@@ -230,15 +196,9 @@ class ToolExecutionManager:
         except ProviderError as exc:
             yield from answering.fail(exc)
             return
-        asked = next(
-            (
-                m
-                for m in reversed(message.conversation.messages)
-                if m.role == "user" and m.created_seq < message.created_seq
-            ),
-            None,
-        )
-        flagged = asked is not None and screen(asked.content).flagged
+        flagged = answering.flagged
+        if flagged is None:  # resumed in another request: the intake's verdict, as it was recorded
+            flagged = intake.was_flagged(session, message)
         while True:
             # A stop asked here is in _cancelled at once; one asked through another process is
             # brought there by the heartbeat thread (recovery.STOP_SECONDS): no query per round.
@@ -258,6 +218,7 @@ class ToolExecutionManager:
                 language=message.language,
                 timeout_seconds=remaining,
                 role=answering.user.role,
+                flagged=flagged,
             )
             # Hold no transaction while the model talks: nothing is pending here, and an open
             # transaction would pin a snapshot (SQLite) or sit idle in transaction (PostgreSQL).
@@ -409,7 +370,7 @@ class ToolExecutionManager:
                 PermissionDenied(f"tool {record.name!r} is no longer available to this user")
             )
         call = ToolCall(record.model_call_id, record.name, record.arguments)
-        [outcome] = self.calls.run([PreparedCall(call, record.call_id, tool, arguments)], answering.context)
+        outcome = self.calls.invoke(PreparedCall(call, record.call_id, tool, arguments), answering.context)
         original = json.loads(record.arguments)
         changes = {
             k: {"from": original.get(k), "to": v} for k, v in arguments.items() if original.get(k) != v
