@@ -22,7 +22,7 @@ from inventory_ai.config import config_for_tests
 from inventory_ai.errors import Conflict
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, Material, StockLevel, StockMovement, ToolCallRecord, User, utcnow
-from inventory_ai.services import ledger
+from inventory_ai.services import bookings, ledger
 from tests.support.dashscope_stub import Empty, Reply
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
@@ -263,9 +263,7 @@ def test_a_booking_approved_just_before_its_process_died_is_recorded_as_the_ledg
     first = db.session.scalars(
         select(ToolCallRecord).where(ToolCallRecord.call_id == decision.call_ids[0])
     ).one()
-    ledger.book(
-        db.engine, ledger.BookingRequest.of(json.loads(first.arguments), None, f"chat:{first.call_id}")
-    )
+    ledger.book(db.engine, bookings.load(json.loads(first.arguments), None, f"chat:{first.call_id}"))
     _as_if_its_process_died(turn.message_id)
 
     manager().own_message(db.session, _user("staff"), turn.message_id)  # someone looks: it is settled
