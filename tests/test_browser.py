@@ -38,6 +38,7 @@ from inventory_ai.models import (
     User,
 )
 from tests.support.databases import PASSWORD, let_go
+from tests.support.factories import UserFactory
 from tests.support.scripted import ScriptedProvider, answer
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -143,10 +144,7 @@ def new_user(live):
     def make(role: str = "warehouse_staff", language: str | None = None) -> str:
         name = f"user{len(made)}_{time.monotonic_ns() % 10**9}"
         with live.app.app_context():
-            user = User(username=name, role=role, language=language)
-            user.set_password(PASSWORD)
-            db.session.add(user)
-            db.session.commit()
+            UserFactory(username=name, role=role, language=language)
         made.append(name)
         return name
 
