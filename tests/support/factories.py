@@ -51,21 +51,19 @@ class UserFactory(Base):
 
     username = factory.Sequence(lambda n: f"user{n}")
     role = Role.WAREHOUSE_STAFF.value
-    password_hash = ""
+    password = PASSWORD
     warehouses = None  # None: every warehouse
 
-    @factory.post_generation
-    def password(self, create, extracted, **kwargs):
-        self.set_password(extracted or PASSWORD)
-
     @classmethod
-    def _create(cls, model_class, *args, warehouses=None, **kwargs):
-        user = super()._create(model_class, *args, **kwargs)
+    def _create(cls, model_class, *args, password=PASSWORD, warehouses=None, **kwargs):
+        user = model_class(*args, **kwargs)
+        user.set_password(password)
         if warehouses is not None:  # the users' warehouse scope, once the model carries it
             if not hasattr(user, "warehouses"):
                 raise TypeError("this version of User has no warehouses")
             user.warehouses = list(warehouses)
-            db.session.commit()
+        db.session.add(user)
+        db.session.commit()
         return user
 
 
