@@ -49,71 +49,76 @@ SESSION_KEY = "_login"  # the login's id, in the signed session cookie
 _DUMMY_HASH = generate_password_hash("not a password: evens out the time of a failed login")
 
 
-def init_app(app: Flask) -> None:
-    login_manager.login_view = "web.login"
-
-    @login_manager.user_loader
-    def _load_user(user_id: str) -> User | None:
-        """The cookie's user, if its login has not ended (logout, password change, deactivation):
-        one query for the user and the login together."""
-        if request.headers.get("Authorization", "").startswith("Bearer "):
-            return None  # an explicit token decides, not a cookie that happens to be there
-        login = session.get(SESSION_KEY)
-        if not user_id.isdigit() or not isinstance(login, str):
-            return None
-        return db.session.scalar(
-            select(User)
-            .join(LoginSession, LoginSession.user_id == User.id)
-            .where(
-                User.id == int(user_id),
-                User.active.is_(True),
-                LoginSession.id == login,
-                LoginSession.ended_at.is_(None),
-            )
+def _load_user(user_id: str) -> User | None:
+    """The cookie's user, if its login has not ended (logout, password change, deactivation):
+    one query for the user and the login together."""
+    if request.headers.get("Authorization", "").startswith("Bearer "):
+        return None  # an explicit token decides, not a cookie that happens to be there
+    login = session.get(SESSION_KEY)
+    if not user_id.isdigit() or not isinstance(login, str):
+        return None
+    return db.session.scalar(
+        select(User)
+        .join(LoginSession, LoginSession.user_id == User.id)
+        .where(
+            User.id == int(user_id),
+            User.active.is_(True),
+            LoginSession.id == login,
+            LoginSession.ended_at.is_(None),
         )
+    )
 
-    @login_manager.request_loader
-    def _load_from_token(req) -> User | None:
-        header = req.headers.get("Authorization", "")
-        if not header.startswith("Bearer "):
-            return None
-        try:
-            return user_for_token(header[7:].strip())
-        except TokenRefused:
-            return None
 
-    @login_manager.unauthorized_handler
-    def _unauthorized():
-        if request.path.startswith("/api/"):
-            return error_response(401, "unauthorized", "log in or send a valid Bearer token")
-        return redirect(url_for("web.login", next=request.path))
-
-    @app.before_request
-    def protect_writes():
-        if request.method in _WRITE_METHODS:
-            # Who is calling first (a bearer token's "last used" stamp writes on its own connection),
-            # then the request's own transaction takes SQLite's write lock up front: a write that
-            # read first cannot take it later once another writer committed (SQLITE_BUSY_SNAPSHOT,
-            # not retried), while a writer waiting for the lock queues on busy_timeout.
-            current_user._get_current_object()
-            if request.endpoint not in _LOCKING_THEMSELVES:
-                begin_write(db.session)
-        if request.method not in _WRITE_METHODS or request.endpoint in _CSRF_FREE_ENDPOINTS:
-            return None
-        if request.headers.get("Authorization", "").startswith("Bearer "):
-            return None
-        if request.path.startswith("/api/") and not current_user.is_authenticated:
-            return None  # no session to ride on: the view answers 401
-        if not app.config.get("WTF_CSRF_ENABLED", True):
-            return None
-        csrf.protect()
+def _load_from_token(req) -> User | None:
+    header = req.headers.get("Authorization", "")
+    if not header.startswith("Bearer "):
+        return None
+    try:
+        return user_for_token(header[7:].strip())
+    except TokenRefused:
         return None
 
-    @app.errorhandler(CSRFError)
-    def _csrf_failed(exc: CSRFError):
-        if request.path.startswith("/api/"):
-            return error_response(400, "csrf_failed", exc.description)
-        return exc.description, 400
+
+def _unauthorized():
+    if request.path.startswith("/api/"):
+        return error_response(401, "unauthorized", "log in or send a valid Bearer token")
+    return redirect(url_for("web.login", next=request.path))
+
+
+def protect_writes():
+    if request.method in _WRITE_METHODS:
+        # Who is calling first (a bearer token's "last used" stamp writes on its own connection),
+        # then the request's own transaction takes SQLite's write lock up front: a write that
+        # read first cannot take it later once another writer committed (SQLITE_BUSY_SNAPSHOT,
+        # not retried), while a writer waiting for the lock queues on busy_timeout.
+        current_user._get_current_object()
+        if request.endpoint not in _LOCKING_THEMSELVES:
+            begin_write(db.session)
+    if request.method not in _WRITE_METHODS or request.endpoint in _CSRF_FREE_ENDPOINTS:
+        return None
+    if request.headers.get("Authorization", "").startswith("Bearer "):
+        return None
+    if request.path.startswith("/api/") and not current_user.is_authenticated:
+        return None  # no session to ride on: the view answers 401
+    if not current_app.config.get("WTF_CSRF_ENABLED", True):
+        return None
+    csrf.protect()
+    return None
+
+
+def _csrf_failed(exc: CSRFError):
+    if request.path.startswith("/api/"):
+        return error_response(400, "csrf_failed", exc.description)
+    return exc.description, 400
+
+
+def init_app(app: Flask) -> None:
+    login_manager.login_view = "web.login"
+    login_manager.user_loader(_load_user)
+    login_manager.request_loader(_load_from_token)
+    login_manager.unauthorized_handler(_unauthorized)
+    app.before_request(protect_writes)
+    app.errorhandler(CSRFError)(_csrf_failed)
 
 
 def check_credentials(username: str, password: str) -> User | None:
