@@ -22,10 +22,10 @@ from inventory_ai.assistant.tools.base import NotFound as ToolNotFound
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.assistant.types import ModelReply
 from inventory_ai.change_markers import ChangeMarker
-from inventory_ai.database import stopped_at
 from inventory_ai.errors import Conflict, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, ChatMessage, Intent, Material, ModelCall, StockLevel, ToolSetting
+from inventory_ai.statement_deadlines import stopped_at
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
 

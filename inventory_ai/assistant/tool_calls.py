@@ -29,13 +29,13 @@ from inventory_ai.assistant.tools.base import (
     from_domain,
 )
 from inventory_ai.assistant.types import ToolCall
-from inventory_ai.database import DeadlinePassed, stopped_at
 from inventory_ai.errors import MAX_MESSAGE_CHARS, DomainError, clip, quoted
 from inventory_ai.logging import get_logger
 from inventory_ai.models import CallStatus, ToolCallRecord
 from inventory_ai.observability import FLAGGED, TOOL_CALLS, TOOL_SECONDS
 from inventory_ai.services import audit
 from inventory_ai.services.screening import screen_data
+from inventory_ai.statement_deadlines import DeadlinePassed, stopped_at
 from inventory_ai.text import storable
 
 log = get_logger(__name__)
@@ -268,7 +268,7 @@ class CallRunner:
 
     def invoke(self, p: PreparedCall, context: ToolContext, deadline: float | None = None) -> CallOutcome:
         """Run one tool in its own session. A read's statements are stopped by the database at its
-        deadline (time.monotonic(); its timeout from now unless given; database.stopped_at): a read
+        deadline (time.monotonic(); its timeout from now unless given; statement_deadlines.stopped_at): a read
         given up on does not run on. A write is never stopped half-way (it may commit after all):
         the database's lock timeout bounds it."""
         started = time.monotonic()
