@@ -18,6 +18,7 @@ from inventory_ai.assistant import registry as registry_module
 from inventory_ai.assistant.events import ConfirmationRequired, Delta, Done, ToolResultEvent
 from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.assistant.providers.base import ProviderError
+from inventory_ai.assistant.read_deadlines import stopped_at
 from inventory_ai.assistant.tools.base import NotFound as ToolNotFound
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.assistant.types import ModelReply
@@ -25,7 +26,6 @@ from inventory_ai.change_markers import ChangeMarker
 from inventory_ai.errors import Conflict, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, ChatMessage, Intent, Material, ModelCall, StockLevel, ToolSetting
-from inventory_ai.statement_deadlines import stopped_at
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
 

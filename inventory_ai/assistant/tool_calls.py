@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from inventory_ai import strict_json
 from inventory_ai.assistant import events as ev
 from inventory_ai.assistant.compaction import compact, dumps
+from inventory_ai.assistant.read_deadlines import DeadlinePassed, stopped_at
 from inventory_ai.assistant.registry import Toolbox, ToolRegistry
 from inventory_ai.assistant.tools.base import (
     ExecutionFailed,
@@ -35,7 +36,6 @@ from inventory_ai.models import CallStatus, ToolCallRecord
 from inventory_ai.observability import FLAGGED, TOOL_CALLS, TOOL_SECONDS
 from inventory_ai.services import audit
 from inventory_ai.services.screening import screen_data
-from inventory_ai.statement_deadlines import DeadlinePassed, stopped_at
 from inventory_ai.text import storable
 
 log = get_logger(__name__)
@@ -268,7 +268,7 @@ class CallRunner:
 
     def invoke(self, p: PreparedCall, context: ToolContext, deadline: float | None = None) -> CallOutcome:
         """Run one tool in its own session. A read's statements are stopped by the database at its
-        deadline (time.monotonic(); its timeout from now unless given; statement_deadlines.stopped_at): a read
+        deadline (time.monotonic(); its timeout from now unless given; read_deadlines.stopped_at): a read
         given up on does not run on. A write is never stopped half-way (it may commit after all):
         the database's lock timeout bounds it."""
         started = time.monotonic()

@@ -165,7 +165,8 @@ class RecordStockMovement(ToolExecutor):
         return booking.as_dict() if booking is not None else None
 
     def execute(self, arguments: dict, context: ToolContext):
-        return ledger.book(context.engine, self._request(arguments, context)).as_dict()
+        request = self._request(arguments, context)
+        return ledger.book(context.engine, request).as_dict()
 
 
 def _booking_key(context: ToolContext) -> str:

@@ -1,5 +1,5 @@
-"""Statements stopped by the database at a deadline (`stopped_at`): how a read tool is given up on
-at its timeout in the thread that runs it."""
+"""A read tool's statements stopped by the database at its deadline (`stopped_at`): how the call
+runner (tool_calls.py) gives up on a read at its timeout, in the thread that runs it."""
 
 from __future__ import annotations
 
