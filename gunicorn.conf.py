@@ -34,7 +34,7 @@ def post_worker_init(worker):
     # The app is loaded: what the worker made so far (the imports, the app, its engines: about
     # 390,000 objects) lives as long as it does. Frozen out of the collector's sight, a full
     # collection looks only at what was made since. Before, each one walked them all, holding the
-    # worker's GIL for 100-200 ms every few seconds under load (docs/benchmarks.md, eighth session).
+    # worker's GIL for 100-200 ms every few seconds under load (measured in docs/benchmarks.md).
     gc.freeze()
 
 

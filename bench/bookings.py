@@ -22,9 +22,16 @@ from sqlalchemy import func, select
 from inventory_ai.errors import InsufficientStock
 from inventory_ai.extensions import db
 from inventory_ai.models import Category, Material, StockLevel, StockMovement, Warehouse
-from inventory_ai.services.ledger import BookingRequest, book
+from inventory_ai.services import bookings
+from inventory_ai.services.ledger import book
 
 CLIENTS = 200
+
+
+def _booking(material: str, warehouse: str, movement_type: str, quantity: str, reason: str):
+    fields = {"material": material, "warehouse": warehouse, "movement_type": movement_type,
+              "quantity": quantity, "unit": "kg", "reason": reason}  # fmt: skip
+    return bookings.load(fields, None, None)
 
 
 def main() -> None:
@@ -56,7 +63,7 @@ def main() -> None:
         )
         db.session.add(material)
         db.session.commit()
-        book(db.engine, BookingRequest("B100", warehouse.code, "inbound", "100", "kg", "bench stock"))
+        book(db.engine, _booking("B100", warehouse.code, "inbound", "100", "bench stock"))
         barrier = threading.Barrier(CLIENTS)
         results: list[str] = []
         lock = threading.Lock()
@@ -65,7 +72,7 @@ def main() -> None:
         def client(n: int) -> None:
             barrier.wait()
             try:
-                book(engine, BookingRequest("B100", "WH01", "outbound", "1", "kg", f"bench {n}"))
+                book(engine, _booking("B100", "WH01", "outbound", "1", f"bench {n}"))
                 outcome = "ok"
             except InsufficientStock:
                 outcome = "refused"

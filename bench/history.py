@@ -21,7 +21,7 @@ from _common import percentile, seeded_app
 
 from inventory_ai.assistant import history, tokens
 from inventory_ai.assistant.compaction import dumps
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.config import HISTORY_TOKEN_BUDGET
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, ToolCallRecord, ToolRound, new_id

@@ -24,7 +24,7 @@ from _common import percentile, seeded_app
 from loop_overhead import Noop, measure
 from sqlalchemy import event
 
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.extensions import db
 from inventory_ai.models import User
 

@@ -20,7 +20,7 @@ import time
 from _common import percentile, seeded_app
 from sqlalchemy import event
 
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.database import WriterTurns
 from inventory_ai.extensions import db

@@ -50,6 +50,103 @@ def phase_of(t: float) -> int:
     return len(SCHEDULE) - 1
 
 
+class Traffic:
+    """Clients chatting through the schedule of faults, and a monitor of /healthz and the breaker."""
+
+    def __init__(self, app, seconds: float) -> None:
+        self.app = app
+        self.answers: list[Answer] = []
+        self.sent: list[str] = []
+        self.health: list[tuple[float, bool, float]] = []
+        self.breaker: list[tuple[float, float]] = []
+        self.lock = threading.Lock()
+        self.started = time.monotonic()
+        self.stop_at = self.started + seconds
+
+    def client(self, number: int) -> None:
+        session = requests.Session()
+        session.headers.update(
+            {"Authorization": f"Bearer {self.app.tokens[number]}", "X-Forwarded-Proto": "https"}
+        )
+        n = 0
+        while time.monotonic() < self.stop_at:
+            n += 1
+            text_ = f"fault bench {number}-{n}: 查一下面粉库存"
+            with self.lock:
+                self.sent.append(text_)
+            began = time.monotonic()
+            try:
+                r = session.post(f"{self.app.base}/api/v1/chat", json={"message": text_}, timeout=120)
+                body = r.json()
+                status = body.get("status") or body.get("error", {}).get("code", "?")
+                answer = Answer(began - self.started, time.monotonic() - began, r.status_code, status,
+                                "Retry-After" in r.headers)  # fmt: skip
+            except (requests.RequestException, ValueError) as exc:
+                answer = Answer(
+                    began - self.started, time.monotonic() - began, None, type(exc).__name__, False
+                )
+            with self.lock:
+                self.answers.append(answer)
+
+    def monitor(self) -> None:
+        while time.monotonic() < self.stop_at:
+            t = time.monotonic() - self.started
+            try:
+                r = requests.get(f"{self.app.base}/healthz", timeout=5)
+                self.health.append((t, r.ok, r.elapsed.total_seconds()))
+            except requests.RequestException:
+                self.health.append((t, False, 5.0))
+            try:
+                for line in requests.get(f"{self.app.base}/metrics", timeout=5).text.splitlines():
+                    if line.startswith("inventory_ai_model_breaker_open"):
+                        self.breaker.append((t, float(line.split()[-1])))
+            except requests.RequestException:
+                pass
+            time.sleep(0.25)
+
+    def run(self) -> None:
+        threads = [threading.Thread(target=self.client, args=(i,)) for i in range(CLIENTS)]
+        threads.append(threading.Thread(target=self.monitor))
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+
+def stored_state(url: str) -> tuple[set[str], int]:
+    """The questions the database kept, and how many answers it still has running."""
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        stored = {
+            row[0]
+            for row in conn.execute(
+                text("SELECT content FROM messages WHERE role = 'user' AND content LIKE 'fault bench %'")
+            )
+        }
+        running = conn.execute(
+            text("SELECT count(*) FROM messages WHERE role = 'assistant' AND status = 'running'")
+        ).scalar()
+    engine.dispose()
+    return stored, running
+
+
+def print_phases(traffic: Traffic) -> None:
+    print("| phase | model | messages | answered (status) | p50 s | p99 s | breaker seen open |")
+    print("|---|---|---|---|---|---|---|")
+    at = 0.0
+    for index, (model, seconds) in enumerate(SCHEDULE):
+        mine = [a for a in traffic.answers if phase_of(a.sent_at) == index]
+        outcomes = Counter(f"{a.http} {a.status}" for a in mine)
+        opened = any(v >= 1 for t, v in traffic.breaker if at <= t < at + seconds)
+        latencies = [a.seconds for a in mine] or [0.0]
+        print(
+            f"| {at:.0f}–{at + seconds:.0f} s | {model} | {len(mine)} "
+            f"| {', '.join(f'{k}: {v}' for k, v in outcomes.most_common())} "
+            f"| {percentile(latencies, 50):.2f} | {percentile(latencies, 99):.2f} | {'yes' if opened else 'no'} |"
+        )
+        at += seconds
+
+
 def main() -> None:
     args = sys.argv[1:]
     kind = args[args.index("--database") + 1] if "--database" in args else "sqlite"
@@ -67,90 +164,14 @@ def main() -> None:
         extra_env={"INVENTORY_AI_REDIS_URL": REDIS_URL},
     ) as app:
         pids_before = sorted(app.worker_pids())
-        answers: list[Answer] = []
-        sent: list[str] = []
-        health: list[tuple[float, bool, float]] = []
-        breaker: list[tuple[float, float]] = []
-        lock = threading.Lock()
-        started = time.monotonic()
-        stop_at = started + total
-
-        def client(number: int) -> None:
-            session = requests.Session()
-            session.headers.update(
-                {"Authorization": f"Bearer {app.tokens[number]}", "X-Forwarded-Proto": "https"}
-            )
-            n = 0
-            while time.monotonic() < stop_at:
-                n += 1
-                text_ = f"fault bench {number}-{n}: 查一下面粉库存"
-                with lock:
-                    sent.append(text_)
-                began = time.monotonic()
-                try:
-                    r = session.post(f"{app.base}/api/v1/chat", json={"message": text_}, timeout=120)
-                    body = r.json()
-                    status = body.get("status") or body.get("error", {}).get("code", "?")
-                    answer = Answer(began - started, time.monotonic() - began, r.status_code, status,
-                                    "Retry-After" in r.headers)  # fmt: skip
-                except (requests.RequestException, ValueError) as exc:
-                    answer = Answer(
-                        began - started, time.monotonic() - began, None, type(exc).__name__, False
-                    )
-                with lock:
-                    answers.append(answer)
-
-        def monitor() -> None:
-            while time.monotonic() < stop_at:
-                t = time.monotonic() - started
-                try:
-                    r = requests.get(f"{app.base}/healthz", timeout=5)
-                    health.append((t, r.ok, r.elapsed.total_seconds()))
-                except requests.RequestException:
-                    health.append((t, False, 5.0))
-                try:
-                    for line in requests.get(f"{app.base}/metrics", timeout=5).text.splitlines():
-                        if line.startswith("inventory_ai_model_breaker_open"):
-                            breaker.append((t, float(line.split()[-1])))
-                except requests.RequestException:
-                    pass
-                time.sleep(0.25)
-
-        threads = [threading.Thread(target=client, args=(i,)) for i in range(CLIENTS)]
-        threads.append(threading.Thread(target=monitor))
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        traffic = Traffic(app, total)
+        traffic.run()
         pids_after = sorted(app.worker_pids())
-        engine = create_engine(app.env["INVENTORY_AI_DATABASE_URL"])
-        with engine.connect() as conn:
-            stored = {
-                row[0]
-                for row in conn.execute(
-                    text("SELECT content FROM messages WHERE role = 'user' AND content LIKE 'fault bench %'")
-                )
-            }
-            running = conn.execute(
-                text("SELECT count(*) FROM messages WHERE role = 'assistant' AND status = 'running'")
-            ).scalar()
-        engine.dispose()
+        stored, running = stored_state(app.env["INVENTORY_AI_DATABASE_URL"])
 
     print(f"gunicorn 2 workers x 32 threads, {kind}, Redis-shared breaker, {CLIENTS} clients, {total} s\n")
-    print("| phase | model | messages | answered (status) | p50 s | p99 s | breaker seen open |")
-    print("|---|---|---|---|---|---|---|")
-    at = 0.0
-    for index, (model, seconds) in enumerate(SCHEDULE):
-        mine = [a for a in answers if phase_of(a.sent_at) == index]
-        outcomes = Counter(f"{a.http} {a.status}" for a in mine)
-        opened = any(v >= 1 for t, v in breaker if at <= t < at + seconds)
-        latencies = [a.seconds for a in mine] or [0.0]
-        print(
-            f"| {at:.0f}–{at + seconds:.0f} s | {model} | {len(mine)} "
-            f"| {', '.join(f'{k}: {v}' for k, v in outcomes.most_common())} "
-            f"| {percentile(latencies, 50):.2f} | {percentile(latencies, 99):.2f} | {'yes' if opened else 'no'} |"
-        )
-        at += seconds
+    print_phases(traffic)
+    answers, sent, health, breaker = traffic.answers, traffic.sent, traffic.health, traffic.breaker
     unavailable = [a for a in answers if a.http == 503]
     checks = {
         "every message sent is stored": len(stored) == len(sent) == len(set(sent)),

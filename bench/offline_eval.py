@@ -15,8 +15,8 @@ import time
 
 from _common import percentile, seeded_app
 
+from inventory_ai.assistant.extension import manager, offline_lexicon
 from inventory_ai.assistant.providers.offline.provider import OfflineProvider
-from inventory_ai.assistant.setup import manager, offline_lexicon
 from inventory_ai.assistant.types import Message, ModelRequest
 from inventory_ai.extensions import db
 from inventory_ai.models import User

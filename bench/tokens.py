@@ -12,7 +12,7 @@ import dashscope
 from _common import seeded_app
 
 from inventory_ai.assistant.compaction import dumps
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.extensions import db
 from tests.test_tools import context
 

@@ -115,7 +115,7 @@ def register_extensions(app: Flask) -> None:
 
 
 def register_assistant(app: Flask) -> None:
-    from inventory_ai.assistant.setup import init_assistant
+    from inventory_ai.assistant.extension import init_assistant
 
     init_assistant(app)
 
@@ -132,7 +132,7 @@ class DatabaseId(IntegerConverter):
 def register_blueprints(app: Flask) -> None:
     from inventory_ai.api import init_api
     from inventory_ai.web import bp as pages
-    from inventory_ai.web import health, overview, signoffs, views  # noqa: F401 (their routes, on `pages`)
+    from inventory_ai.web import health
 
     app.url_map.converters["int"] = DatabaseId
 

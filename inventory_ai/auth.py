@@ -21,7 +21,7 @@ from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.util import identity_key
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from inventory_ai.changes import ChangeMarker
+from inventory_ai.change_markers import ChangeMarker
 from inventory_ai.database import adopted, begin_write, write_transaction
 from inventory_ai.errors import Forbidden, InvalidInput, error_response
 from inventory_ai.extensions import csrf, db, login_manager
@@ -120,17 +120,17 @@ TOKEN_RULES: dict[str, dict[str, str]] = {
     "admin_catalog.PurchaseRequests": _WRITES_ADMIN,
     "admin_catalog.Approve": _WRITES_ADMIN,
     "admin_catalog.Reject": _WRITES_ADMIN,
-    "admin_system.Users": _WRITES_ADMIN,
-    "admin_system.UserResource": _WRITES_ADMIN,
-    "admin_system.UserPassword": _WRITES_ADMIN,
-    "admin_system.Tools": _WRITES_ADMIN,
-    "admin_system.ToolResource": _WRITES_ADMIN,
-    "admin_system.Intents": _WRITES_ADMIN,
-    "admin_system.IntentResource": _WRITES_ADMIN,
-    "admin_system.Conversations": _WRITES_ADMIN,
-    "admin_system.ConversationResource": _WRITES_ADMIN,
-    "admin_system.AuditEvents": _WRITES_ADMIN,
-    "admin_system.Metrics": _WRITES_ADMIN,
+    "admin_users.Users": _WRITES_ADMIN,
+    "admin_users.UserResource": _WRITES_ADMIN,
+    "admin_users.UserPassword": _WRITES_ADMIN,
+    "admin_tools.Tools": _WRITES_ADMIN,
+    "admin_tools.ToolResource": _WRITES_ADMIN,
+    "admin_intents.Intents": _WRITES_ADMIN,
+    "admin_intents.IntentResource": _WRITES_ADMIN,
+    "admin_conversations.Conversations": _WRITES_ADMIN,
+    "admin_conversations.ConversationResource": _WRITES_ADMIN,
+    "admin_audit.AuditEvents": _WRITES_ADMIN,
+    "admin_metrics.Metrics": _WRITES_ADMIN,
 }
 _SCOPES_KEY = "inventory_ai.token_scopes"  # in the request's environ: this request's token's scopes
 
@@ -197,94 +197,100 @@ def request_token_scopes() -> frozenset[str] | None:
     return request.environ.get(_SCOPES_KEY)
 
 
+def _load_user(user_id: str) -> User | None:
+    """The cookie's user, if its login has not ended (logout, password change, deactivation):
+    one query for the user and the login together."""
+    if request.headers.get("Authorization", "").startswith("Bearer "):
+        return None  # an explicit token decides, not a cookie that happens to be there
+    login = session.get(SESSION_KEY)
+    if not user_id.isdigit() or not isinstance(login, str):
+        return None
+    return db.session.scalar(
+        select(User)
+        .join(LoginSession, LoginSession.user_id == User.id)
+        .where(
+            User.id == int(user_id),
+            User.active.is_(True),
+            LoginSession.id == login,
+            LoginSession.ended_at.is_(None),
+        )
+    )
+
+
+def _load_from_token(req) -> User | None:
+    header = req.headers.get("Authorization", "")
+    if not header.startswith("Bearer "):
+        return None
+    try:
+        bearer = authenticate_token(header[7:].strip())
+    except TokenRefused:
+        return None
+    req.environ[_SCOPES_KEY] = bearer.scopes
+    return bearer.user
+
+
+def _unauthorized():
+    if request.path.startswith("/api/"):
+        return error_response(401, "unauthorized", "log in or send a valid Bearer token")
+    return redirect(url_for("web.login", next=request.path))
+
+
+def check_token_scopes():
+    """A bearer token passes only with the scope its view and method need (TOKEN_RULES): 403
+    `insufficient_scope` naming it, as RFC 6750 says, before anything else is done."""
+    if request.method == "OPTIONS" or request.endpoint is None:
+        return None  # no view runs: the Allow header, CORS's preflight, or a 404
+    if not request.headers.get("Authorization", "").startswith("Bearer "):
+        return None
+    rule = token_rule(request.endpoint, request.method)
+    if rule == PUBLIC or not current_user.is_authenticated:
+        return None  # a refused token: the view answers 401 where it needs someone
+    refusal = scope_refusal(rule, request_token_scopes() or frozenset())
+    if refusal is None:
+        return None
+    code, message, scope = refusal
+    challenge = 'Bearer realm="inventory_ai", error="insufficient_scope"'
+    if scope is not None:
+        challenge += f', scope="{scope}"'
+    details = {"required_scope": scope} if scope is not None else None
+    return error_response(403, code, message, details, {"WWW-Authenticate": challenge})
+
+
+def protect_writes():
+    if request.method in _WRITE_METHODS:
+        # Who is calling first (a bearer token's "last used" stamp writes on its own connection),
+        # then the request's own transaction takes SQLite's write lock up front: a write that
+        # read first cannot take it later once another writer committed (SQLITE_BUSY_SNAPSHOT,
+        # not retried), while a writer waiting for the lock queues on busy_timeout.
+        current_user._get_current_object()
+        if request.endpoint not in _LOCKING_THEMSELVES:
+            begin_write(db.session)
+    if request.method not in _WRITE_METHODS or request.endpoint in _CSRF_FREE_ENDPOINTS:
+        return None
+    if request.headers.get("Authorization", "").startswith("Bearer "):
+        return None
+    if request.path.startswith("/api/") and not current_user.is_authenticated:
+        return None  # no session to ride on: the view answers 401
+    if not current_app.config.get("WTF_CSRF_ENABLED", True):
+        return None
+    csrf.protect()
+    return None
+
+
+def _csrf_failed(exc: CSRFError):
+    if request.path.startswith("/api/"):
+        return error_response(400, "csrf_failed", exc.description)
+    return exc.description, 400
+
+
 def init_app(app: Flask) -> None:
     login_manager.login_view = "web.login"
-
-    @login_manager.user_loader
-    def _load_user(user_id: str) -> User | None:
-        """The cookie's user, if its login has not ended (logout, password change, deactivation):
-        one query for the user and the login together."""
-        if request.headers.get("Authorization", "").startswith("Bearer "):
-            return None  # an explicit token decides, not a cookie that happens to be there
-        login = session.get(SESSION_KEY)
-        if not user_id.isdigit() or not isinstance(login, str):
-            return None
-        return db.session.scalar(
-            select(User)
-            .join(LoginSession, LoginSession.user_id == User.id)
-            .where(
-                User.id == int(user_id),
-                User.active.is_(True),
-                LoginSession.id == login,
-                LoginSession.ended_at.is_(None),
-            )
-        )
-
-    @login_manager.request_loader
-    def _load_from_token(req) -> User | None:
-        header = req.headers.get("Authorization", "")
-        if not header.startswith("Bearer "):
-            return None
-        try:
-            bearer = authenticate_token(header[7:].strip())
-        except TokenRefused:
-            return None
-        req.environ[_SCOPES_KEY] = bearer.scopes
-        return bearer.user
-
-    @login_manager.unauthorized_handler
-    def _unauthorized():
-        if request.path.startswith("/api/"):
-            return error_response(401, "unauthorized", "log in or send a valid Bearer token")
-        return redirect(url_for("web.login", next=request.path))
-
-    @app.before_request
-    def check_token_scopes():
-        """A bearer token passes only with the scope its view and method need (TOKEN_RULES): 403
-        `insufficient_scope` naming it, as RFC 6750 says, before anything else is done."""
-        if request.method == "OPTIONS" or request.endpoint is None:
-            return None  # no view runs: the Allow header, CORS's preflight, or a 404
-        if not request.headers.get("Authorization", "").startswith("Bearer "):
-            return None
-        rule = token_rule(request.endpoint, request.method)
-        if rule == PUBLIC or not current_user.is_authenticated:
-            return None  # a refused token: the view answers 401 where it needs someone
-        refusal = scope_refusal(rule, request_token_scopes() or frozenset())
-        if refusal is None:
-            return None
-        code, message, scope = refusal
-        challenge = 'Bearer realm="inventory_ai", error="insufficient_scope"'
-        if scope is not None:
-            challenge += f', scope="{scope}"'
-        details = {"required_scope": scope} if scope is not None else None
-        return error_response(403, code, message, details, {"WWW-Authenticate": challenge})
-
-    @app.before_request
-    def protect_writes():
-        if request.method in _WRITE_METHODS:
-            # Who is calling first (a bearer token's "last used" stamp writes on its own connection),
-            # then the request's own transaction takes SQLite's write lock up front: a write that
-            # read first cannot take it later once another writer committed (SQLITE_BUSY_SNAPSHOT,
-            # not retried), while a writer waiting for the lock queues on busy_timeout.
-            current_user._get_current_object()
-            if request.endpoint not in _LOCKING_THEMSELVES:
-                begin_write(db.session)
-        if request.method not in _WRITE_METHODS or request.endpoint in _CSRF_FREE_ENDPOINTS:
-            return None
-        if request.headers.get("Authorization", "").startswith("Bearer "):
-            return None
-        if request.path.startswith("/api/") and not current_user.is_authenticated:
-            return None  # no session to ride on: the view answers 401
-        if not app.config.get("WTF_CSRF_ENABLED", True):
-            return None
-        csrf.protect()
-        return None
-
-    @app.errorhandler(CSRFError)
-    def _csrf_failed(exc: CSRFError):
-        if request.path.startswith("/api/"):
-            return error_response(400, "csrf_failed", exc.description)
-        return exc.description, 400
+    login_manager.user_loader(_load_user)
+    login_manager.request_loader(_load_from_token)
+    login_manager.unauthorized_handler(_unauthorized)
+    app.before_request(check_token_scopes)
+    app.before_request(protect_writes)
+    app.errorhandler(CSRFError)(_csrf_failed)
 
 
 def check_credentials(username: str, password: str) -> User | None:

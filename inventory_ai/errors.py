@@ -7,10 +7,10 @@ request id and the client gets that id to quote.
 from __future__ import annotations
 
 import sqlalchemy.exc
-from flask import Flask, g, jsonify, request
+from flask import Flask, current_app, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from inventory_ai import payloads
+from inventory_ai import strict_json
 from inventory_ai.logging import get_logger
 
 log = get_logger(__name__)
@@ -110,80 +110,87 @@ def _malformed(code: str, message: str):
     return message, 400
 
 
+def _end_transaction(_exc):
+    """No request leaves a transaction behind, least of all one that failed half-way after taking
+    the write lock: work that should persist was committed by the code that did it."""
+    from inventory_ai.extensions import db
+
+    db.session.rollback()
+
+
+def _refuse_malformed():
+    """One guard at the door for every request, logged in or not: NUL is not text (PostgreSQL
+    refuses it in any column) wherever it appears (path, query, form, raw or escaped in a body),
+    and a JSON body must be strict JSON within limits (strict_json.py): a clear 400, never a 500
+    further in."""
+    # Every body, however it came: with a Content-Length or chunked (no length: the server ends
+    # the stream). werkzeug reads a chunked body only up to MAX_CONTENT_LENGTH; reading on
+    # past it raises its 413, rather than a cut body being judged (or used) as the whole.
+    raw = request.get_data(cache=True)
+    if raw and request.content_length is None:
+        request.stream.read(1)
+    where = request.path.encode() + b"?" + request.query_string.lower() + b" " + raw.lower()
+    # A form may already be parsed (the CSRF check reads it), leaving no raw body to look at.
+    in_values = any("\x00" in value for values in request.values.listvalues() for value in values)
+    if in_values or any(mark in where for mark in _NUL_MARKS):
+        return _malformed("invalid_text", "text must not contain NUL characters")
+    if raw and (request.is_json or (_wants_json() and not request.mimetype)):
+        try:
+            strict_json.loads(raw)
+        except strict_json.Unreadable as exc:
+            return _malformed("invalid_json", f"the body is not acceptable JSON: {exc}")
+    return None
+
+
+def _domain(exc: DomainError):
+    return error_response(exc.http_status, exc.code, exc.message, exc.details)
+
+
+def _http(exc: HTTPException):
+    if not _wants_json():
+        return exc  # pages: werkzeug's page, or the web blueprint's own (web/views.py: 429)
+    headers = dict(exc.get_headers())
+    headers.pop("Content-Type", None)
+    code = (exc.name or "error").lower().replace(" ", "_")
+    details = None
+    # flask-smorest / webargs put field errors here for 422.
+    data = getattr(exc, "data", None)
+    if isinstance(data, dict) and "messages" in data:
+        details = data["messages"]
+    message = exc.description if isinstance(exc.description, str) else exc.name
+    if exc.code == 422:
+        message = "validation failed: see details for each field"
+        code = "validation_error"
+    return error_response(exc.code or 500, code, message, details, headers)
+
+
+def _database_busy(exc: Exception):
+    # Every pooled connection stayed busy past pool_timeout, SQLite's write lock stayed taken past
+    # busy_timeout, or the database did not answer: overload or an outage, not a bug. Say so.
+    log.warning("database_busy", error_type=type(exc).__name__)
+    message = "the server is busy; please retry in a few seconds"
+    if _wants_json():
+        response = error_response(503, "busy", message)
+    else:
+        response = current_app.make_response((message, 503))
+    response.headers["Retry-After"] = "5"
+    return response
+
+
+def _unexpected(exc: Exception):
+    log.exception("unhandled_error", error_type=type(exc).__name__)
+    request_id = g.get("request_id", "")
+    message = f"internal error; quote request id {request_id}"
+    if _wants_json():
+        return error_response(500, "internal_error", message)
+    return message, 500
+
+
 def init_errors(app: Flask) -> None:
-    @app.teardown_request
-    def _end_transaction(_exc):
-        """No request leaves a transaction behind, least of all one that failed half-way after taking
-        the write lock: work that should persist was committed by the code that did it."""
-        from inventory_ai.extensions import db
-
-        db.session.rollback()
-
-    @app.before_request
-    def _refuse_malformed():
-        """One guard at the door for every request, logged in or not: NUL is not text (PostgreSQL
-        refuses it in any column) wherever it appears (path, query, form, raw or escaped in a body),
-        and a JSON body must be strict JSON within limits (payloads.py): a clear 400, never a 500
-        further in."""
-        # Every body, however it came: with a Content-Length or chunked (no length: the server ends
-        # the stream). werkzeug reads a chunked body only up to MAX_CONTENT_LENGTH; reading on
-        # past it raises its 413, rather than a cut body being judged (or used) as the whole.
-        raw = request.get_data(cache=True)
-        if raw and request.content_length is None:
-            request.stream.read(1)
-        where = request.path.encode() + b"?" + request.query_string.lower() + b" " + raw.lower()
-        # A form may already be parsed (the CSRF check reads it), leaving no raw body to look at.
-        in_values = any("\x00" in value for values in request.values.listvalues() for value in values)
-        if in_values or any(mark in where for mark in _NUL_MARKS):
-            return _malformed("invalid_text", "text must not contain NUL characters")
-        if raw and (request.is_json or (_wants_json() and not request.mimetype)):
-            try:
-                payloads.loads(raw)
-            except payloads.Unreadable as exc:
-                return _malformed("invalid_json", f"the body is not acceptable JSON: {exc}")
-        return None
-
-    @app.errorhandler(DomainError)
-    def _domain(exc: DomainError):
-        return error_response(exc.http_status, exc.code, exc.message, exc.details)
-
-    @app.errorhandler(HTTPException)
-    def _http(exc: HTTPException):
-        if not _wants_json():
-            return exc  # pages: werkzeug's page, or the web blueprint's own (web/views.py: 429)
-        headers = dict(exc.get_headers())
-        headers.pop("Content-Type", None)
-        code = (exc.name or "error").lower().replace(" ", "_")
-        details = None
-        # flask-smorest / webargs put field errors here for 422.
-        data = getattr(exc, "data", None)
-        if isinstance(data, dict) and "messages" in data:
-            details = data["messages"]
-        message = exc.description if isinstance(exc.description, str) else exc.name
-        if exc.code == 422:
-            message = "validation failed: see details for each field"
-            code = "validation_error"
-        return error_response(exc.code or 500, code, message, details, headers)
-
-    @app.errorhandler(sqlalchemy.exc.TimeoutError)
-    @app.errorhandler(sqlalchemy.exc.OperationalError)
-    def _database_busy(exc: Exception):
-        # Every pooled connection stayed busy past pool_timeout, SQLite's write lock stayed taken past
-        # busy_timeout, or the database did not answer: overload or an outage, not a bug. Say so.
-        log.warning("database_busy", error_type=type(exc).__name__)
-        message = "the server is busy; please retry in a few seconds"
-        if _wants_json():
-            response = error_response(503, "busy", message)
-        else:
-            response = app.make_response((message, 503))
-        response.headers["Retry-After"] = "5"
-        return response
-
-    @app.errorhandler(Exception)
-    def _unexpected(exc: Exception):
-        log.exception("unhandled_error", error_type=type(exc).__name__)
-        request_id = g.get("request_id", "")
-        message = f"internal error; quote request id {request_id}"
-        if _wants_json():
-            return error_response(500, "internal_error", message)
-        return message, 500
+    app.teardown_request(_end_transaction)
+    app.before_request(_refuse_malformed)
+    app.errorhandler(DomainError)(_domain)
+    app.errorhandler(HTTPException)(_http)
+    app.errorhandler(sqlalchemy.exc.OperationalError)(_database_busy)
+    app.errorhandler(sqlalchemy.exc.TimeoutError)(_database_busy)
+    app.errorhandler(Exception)(_unexpected)

@@ -14,6 +14,7 @@ from inventory_ai.models import User
 from tests.support.clients import AuthActions, FreshUserClient
 from tests.support.dashscope_stub import DashScopeStub
 from tests.support.databases import TEST_DATABASE_URL, PostgresDatabases, SqliteDatabases, let_go
+from tests.support.scripted import close_overrides
 
 
 @pytest.fixture(scope="session")
@@ -41,6 +42,7 @@ def app(database_url, tmp_path, monkeypatch):
     app.test_client_class = FreshUserClient
     with app.app_context():
         yield app
+    close_overrides(app)
     let_go(app)
 
 

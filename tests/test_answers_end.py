@@ -13,16 +13,16 @@ import pytest
 from sqlalchemy import func, select, update
 
 from inventory_ai.assistant.events import ConfirmationRequired, Done, ErrorEvent
+from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.assistant.providers.dashscope import DashScopeProvider, shared_breaker
 from inventory_ai.assistant.recovery import Heartbeats
-from inventory_ai.assistant.setup import decisions, manager
 from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, TextDelta, ToolCall, Usage
 from inventory_ai.auth import issue_token
 from inventory_ai.config import config_for_tests
 from inventory_ai.errors import Conflict
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, Material, StockLevel, StockMovement, ToolCallRecord, User, utcnow
-from inventory_ai.services import ledger
+from inventory_ai.services import bookings, ledger
 from tests.support.dashscope_stub import Empty, Reply
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
@@ -71,7 +71,7 @@ def test_calls_the_model_gave_one_id_are_each_booked_once(app):
 
     decision = decisions().prepare(db.session, _user("staff"), turn.message_id, True)
     list(decisions().decide(db.session, decision))
-    turn = decision.turn
+    turn = decision.answer
     assert level("M001") == Decimal("95") and level("M002") == Decimal("43")
     results = [json.loads(c.content) for c in db.session.get(ChatMessage, turn.message_id).rounds[0].calls]
     assert [r["material"] for r in results] == ["高筋面粉 (M001)", "低筋面粉 (M002)"]
@@ -263,9 +263,7 @@ def test_a_booking_approved_just_before_its_process_died_is_recorded_as_the_ledg
     first = db.session.scalars(
         select(ToolCallRecord).where(ToolCallRecord.call_id == decision.call_ids[0])
     ).one()
-    ledger.book(
-        db.engine, ledger.BookingRequest.of(json.loads(first.arguments), None, f"chat:{first.call_id}")
-    )
+    ledger.book(db.engine, bookings.load(json.loads(first.arguments), None, f"chat:{first.call_id}"))
     _as_if_its_process_died(turn.message_id)
 
     manager().own_message(db.session, _user("staff"), turn.message_id)  # someone looks: it is settled

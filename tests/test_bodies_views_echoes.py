@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.assistant.types import ModelReply, ToolCall, Usage
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, User

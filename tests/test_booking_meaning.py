@@ -14,7 +14,8 @@ from sqlalchemy import func, select, update
 from inventory_ai.errors import InvalidInput
 from inventory_ai.extensions import db
 from inventory_ai.models import StockMovement
-from inventory_ai.services import ledger
+from inventory_ai.services import bookings, ledger
+from inventory_ai.services.units import parse_quantity
 
 PATH = "/api/v1/admin/stock/movements"
 BODY = {
@@ -80,14 +81,14 @@ def test_a_quantity_not_written_in_ascii_decimal_digits_is_refused(client, auth,
     assert "digits 0-9" in str(response.json["error"]), response.json
     assert movements() == before
     with pytest.raises(InvalidInput, match="digits 0-9"):  # the assistant's path: the same rule
-        ledger.parse_quantity(quantity)
+        parse_quantity(quantity)
 
 
 @pytest.mark.parametrize(
     ("quantity", "value"), [(5, "5"), (5.5, "5.5"), ("12.125", "12.125"), ("1E+3", "1E+3")]
 )
 def test_ordinary_quantities_are_read_exactly(quantity, value):
-    assert ledger.parse_quantity(quantity) == Decimal(value)
+    assert parse_quantity(quantity) == Decimal(value)
 
 
 def _second_admin(app, client):
@@ -138,7 +139,7 @@ def _spelled_fingerprint(body: dict) -> str:
 def _legacy_booking(user_id: int, key: str) -> int:
     """A booking as the API made it before keys were per caller: key api:<key>, fingerprint of the
     text as written."""
-    request = ledger.BookingRequest.of(BODY, user_id, f"api:{key}")
+    request = bookings.load(BODY, user_id, f"api:{key}")
     booking = ledger.book(db.engine, request)
     db.session.commit()  # a fresh transaction: the ledger wrote on a connection of its own
     db.session.execute(

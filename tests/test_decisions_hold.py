@@ -13,8 +13,9 @@ from decimal import Decimal
 
 from sqlalchemy import func, select, update
 
+from inventory_ai.assistant.answering import Answering
+from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.assistant.providers.base import ProviderError
-from inventory_ai.assistant.setup import decisions, manager
 from inventory_ai.assistant.types import ModelReply, ModelRequest, TextDelta
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, Signoff, StockMovement, ToolCallRecord, User, utcnow
@@ -87,8 +88,7 @@ def test_an_approval_streamed_to_a_client_that_goes_away_still_books_every_call(
 
 
 def test_a_stop_asked_through_another_process_reaches_the_running_answer(app, app_with, database_url):
-    use(app, ScriptedProvider())
-    manager().models.provider_factory = lambda _session: (Slow(pieces=40, pause=0.25),)
+    use(app, Slow(pieces=40, pause=0.25))
     staff = db.session.query(User).filter_by(username="staff").one()
     turn = manager().prepare_message(db.session, staff, "慢慢说", None)
     ended = {}
@@ -146,7 +146,7 @@ def test_an_answer_stopped_after_its_booking_says_what_was_booked(app):
     use(app, ScriptedProvider(calls(call("record_stock_movement", booking(5))), answer("好了")))
     staff = client_for(app, "staff")
     body = staff.post("/api/v1/chat", json={"message": "出库"}).json
-    manager().models.provider_factory = lambda _session: (Slow(pieces=40, pause=0.1),)
+    use(app, Slow(pieces=40, pause=0.1))
     events = decisions().decide(
         db.session, decisions().prepare(db.session, db.session.query(User).filter_by(username="staff").one(),
                                         body["message_id"], True)
@@ -200,24 +200,23 @@ def test_who_decided_what_is_recorded_before_anything_runs(app):
     assert "18 kg" in record.description  # what a second person would read is what was approved
 
 
-def test_a_signoff_asked_for_by_an_answer_that_then_died_is_withdrawn_not_left_waiting(app):
+def test_a_signoff_asked_for_by_an_answer_that_then_died_is_withdrawn_not_left_waiting(app, monkeypatch):
     use(app, ScriptedProvider(calls(call("record_stock_movement", booking(1000, movement_type="inbound")))))
     staff = client_for(app, "staff")
     body = staff.post("/api/v1/chat", json={"message": "收货"}).json
     decisions_ = decisions()
 
-    def dies(self, a):  # the process is killed after the sign-off was asked for, before it said so
+    def dies(
+        self, signoff_value
+    ):  # the process is killed after the sign-off was asked for, before it said so
         raise KeyboardInterrupt
         yield
 
-    original = type(decisions_)._wait_for_the_rest
-    type(decisions_)._wait_for_the_rest = dies
-    try:
-        user = db.session.query(User).filter_by(username="staff").one()
-        with contextlib.suppress(KeyboardInterrupt):
-            decisions_.decide(db.session, decisions_.prepare(db.session, user, body["message_id"], True))
-    finally:
-        type(decisions_)._wait_for_the_rest = original
+    monkeypatch.setattr(Answering, "wait_for_the_rest", dies)
+    user = db.session.query(User).filter_by(username="staff").one()
+    with contextlib.suppress(KeyboardInterrupt):
+        decisions_.decide(db.session, decisions_.prepare(db.session, user, body["message_id"], True))
+    monkeypatch.undo()
     db.session.rollback()
     assert db.session.scalar(select(Signoff.status)) == "waiting"
     db.session.execute(update(ChatMessage).values(heartbeat_at=utcnow() - timedelta(minutes=5)))
@@ -294,8 +293,7 @@ def test_a_large_booking_split_in_two_calls_still_needs_a_signoff(app):
 
 
 def test_a_model_that_keeps_talking_is_cut_off_at_the_answers_deadline(app):
-    use(app, ScriptedProvider())
-    manager().models.provider_factory = lambda _session: (Slow(pieces=100, pause=0.1),)
+    use(app, Slow(pieces=100, pause=0.1))
     manager().answer_deadline_seconds = 2
     staff = db.session.query(User).filter_by(username="staff").one()
     started = time.monotonic()

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from sqlalchemy import func, select
 
-from inventory_ai.assistant.setup import direct_calls, manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, Material, StockLevel, ToolSetting, User
 from tests.support.clients import AuthActions
@@ -37,7 +37,7 @@ BOOKING = {
 
 
 def test_a_read_returns_real_data_and_is_audited_as_from_mcp(app):
-    result = direct_calls().call(db.session, _user("staff"), "search_materials", {"keyword": "面粉"})
+    result = manager().call_directly(db.session, _user("staff"), "search_materials", {"keyword": "面粉"})
     assert result.status == "success"
     assert json.loads(result.content)["materials"][0]["code"] == "M001"
     event = db.session.scalars(select(AuditEvent).where(AuditEvent.action == "tool_call")).all()[-1]
@@ -46,26 +46,28 @@ def test_a_read_returns_real_data_and_is_audited_as_from_mcp(app):
 
 def test_a_tool_the_user_lacks_or_an_admin_switched_off_is_refused(app):
     staff = _user("staff")
-    refused = direct_calls().call(
+    refused = manager().call_directly(
         db.session, staff, "create_purchase_request", {"material": "M001", "quantity": 1}
     )
     assert refused.status == "error" and json.loads(refused.content)["error"]["type"] == "PermissionDenied"
     db.session.add(ToolSetting(tool_name="search_materials", enabled=False))
     db.session.commit()
     manager().registry.settings_changed()  # as the admin API does after its commit
-    off = direct_calls().call(db.session, staff, "search_materials", {"keyword": "面粉"})
+    off = manager().call_directly(db.session, staff, "search_materials", {"keyword": "面粉"})
     assert json.loads(off.content)["error"]["type"] == "PermissionDenied"
 
 
 def test_bad_arguments_list_every_error(app):
-    result = direct_calls().call(db.session, _user("staff"), "list_low_stock", {"limit": 0, "colour": "red"})
+    result = manager().call_directly(
+        db.session, _user("staff"), "list_low_stock", {"limit": 0, "colour": "red"}
+    )
     message = json.loads(result.content)["error"]["message"]
     assert result.status == "error" and "limit" in message and "colour" in message
 
 
 def test_a_booking_waits_for_approval_then_is_booked_once_without_a_model(app, client):
     use(app, ScriptedProvider())  # any call to a model would fail this test
-    result = direct_calls().call(db.session, _user("staff"), "record_stock_movement", BOOKING)
+    result = manager().call_directly(db.session, _user("staff"), "record_stock_movement", BOOKING)
     assert (
         result.status == "pending_confirmation"
         and json.loads(result.content)["status"] == "awaiting_approval"
@@ -91,15 +93,15 @@ def test_a_booking_waits_for_approval_then_is_booked_once_without_a_model(app, c
 def test_a_large_booking_from_mcp_needs_a_signoff_like_any_other(app, client):
     use(app, ScriptedProvider())
     big = dict(BOOKING, movement_type="inbound", quantity=1000)
-    result = direct_calls().call(db.session, _user("staff"), "record_stock_movement", big)
+    result = manager().call_directly(db.session, _user("staff"), "record_stock_movement", big)
     AuthActions(client).login("staff")
     decided = client.post(
         f"/api/v1/chat/messages/{result.message_id}/decision", json={"decision": "approve"}
     ).json
     assert decided["status"] == "awaiting_signoff" and level() == Decimal("100")
-    manager = app.test_client()
-    AuthActions(manager).login("manager")
-    signed = manager.post(
+    signer = app.test_client()
+    AuthActions(signer).login("manager")
+    signed = signer.post(
         f"/api/v1/approvals/{result.tool_call_id}/decision", json={"decision": "approve"}
     ).json
     assert signed["answer_status"] == "completed" and level() == Decimal("1100")

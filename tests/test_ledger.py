@@ -11,7 +11,9 @@ from sqlalchemy import func, select
 from inventory_ai.errors import InsufficientStock, InvalidInput, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import Material, StockLevel, StockMovement
-from inventory_ai.services.ledger import BookingRequest, book, describe_booking
+from inventory_ai.services import bookings
+from inventory_ai.services.bookings import BookingRequest
+from inventory_ai.services.ledger import book, describe_booking
 
 
 def level(session, code: str, warehouse: str = "WH01") -> Decimal:
@@ -38,12 +40,12 @@ def ledger_sum(session, code: str, warehouse: str = "WH01") -> Decimal:
     return Decimal(total).quantize(Decimal("0.001"))
 
 
-def req(**kw) -> BookingRequest:
+def req(idempotency_key: str | None = None, **kw) -> BookingRequest:
     base = dict(
         material="M001", warehouse="主仓库", movement_type="outbound", quantity="20", unit="kg", reason="test"
     )
     base.update(kw)
-    return BookingRequest(**base)
+    return bookings.load(base, None, idempotency_key)
 
 
 def test_outbound_moves_the_level_and_writes_the_ledger(app, session):

@@ -16,13 +16,13 @@ from sqlalchemy.orm import Session
 
 from inventory_ai.assistant import registry as registry_module
 from inventory_ai.assistant.events import ConfirmationRequired, Delta, Done, ToolResultEvent
+from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.assistant.providers.base import ProviderError
-from inventory_ai.assistant.setup import decisions, manager
+from inventory_ai.assistant.read_deadlines import stopped_at
 from inventory_ai.assistant.tools.base import NotFound as ToolNotFound
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.assistant.types import ModelReply
-from inventory_ai.changes import ChangeMarker
-from inventory_ai.database import stopped_at
+from inventory_ai.change_markers import ChangeMarker
 from inventory_ai.errors import Conflict, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, ChatMessage, Intent, Material, ModelCall, StockLevel, ToolSetting
@@ -494,7 +494,7 @@ def test_booking_waits_for_approval_then_books_and_resumes(app, session):
 
     decision = decisions().prepare(session, _user("staff"), turn.message_id, True)
     events = list(decisions().decide(session, decision))
-    turn = decision.turn
+    turn = decision.answer
     assert m001_level(session) == Decimal("80")
     result = [e for e in events if isinstance(e, ToolResultEvent)][0]
     assert result.status == "success" and json.loads(result.content)["level_after"] == "80"
@@ -508,7 +508,7 @@ def test_rejecting_tells_the_model_and_books_nothing(app, session):
     turn, _, _ = run(app, "staff", "出库20公斤高筋面粉")
     decision = decisions().prepare(session, _user("staff"), turn.message_id, False)
     list(decisions().decide(session, decision))
-    turn = decision.turn
+    turn = decision.answer
     assert m001_level(session) == Decimal("100")
     assert content(model.requests[1])["error"]["message"] == "declined by the user"
     assert session.get(ChatMessage, turn.message_id).status == "completed"

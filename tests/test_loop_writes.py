@@ -1,5 +1,5 @@
 """What the loop writes for a message now that its rows are made before the write transaction and
-adopted by the session after it (assistant/records.py): what is stored, and what is counted, is as
+adopted by the session after it (assistant/answer_store.py): what is stored, and what is counted, is as
 it was when everything happened inside the transaction."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
-from inventory_ai.assistant import records
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant import answer_store
+from inventory_ai.assistant.extension import manager
 from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict
 from inventory_ai.extensions import db
@@ -79,7 +79,7 @@ def test_a_round_that_could_not_be_stored_counts_no_tool_calls(app, monkeypatch)
     def disk_full(*_args):
         raise OSError("disk full")
 
-    monkeypatch.setattr(records, "write_round", disk_full)
+    monkeypatch.setattr(answer_store, "write_round", disk_full)
     use(app, ScriptedProvider(calls(call("search_materials", {"keyword": "面粉"}))))
     counted = _total(TOOL_CALLS)
     turn = manager().prepare_message(db.session, _user("staff"), "面粉", None)

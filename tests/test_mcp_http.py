@@ -13,9 +13,9 @@ from mcp.shared.exceptions import MCPError
 from sqlalchemy import func, select
 
 from inventory_ai import create_app
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.auth import issue_token
-from inventory_ai.changes import ChangeMarker
+from inventory_ai.change_markers import ChangeMarker
 from inventory_ai.config import config_for_tests
 from inventory_ai.database import begin_write
 from inventory_ai.extensions import db

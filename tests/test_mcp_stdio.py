@@ -12,7 +12,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from sqlalchemy import func, select
 
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.auth import issue_token
 from inventory_ai.database import begin_write
 from inventory_ai.extensions import db
@@ -43,6 +43,25 @@ def token_for(user, username: str, **options) -> tuple[ApiToken, str]:
     return token, plain
 
 
+async def reads_and_refusals(session) -> None:
+    """A read with real data, a forged tool and bad arguments refused (every error listed), a
+    resource and a prompt."""
+    found = text(await session.call_tool("search_materials", {"keyword": "面粉"}))
+    assert found["materials"][0]["code"] == "M001" and found["total"] > 1
+
+    forged = await session.call_tool("create_new_intent", {"name": "x", "keywords": ["x"]})
+    assert forged.is_error and text(forged)["error"]["type"] == "PermissionDenied"
+
+    bad = await session.call_tool("list_low_stock", {"limit": 0, "colour": "red"})
+    message = text(bad)["error"]["message"]
+    assert bad.is_error and "limit" in message and "colour" in message
+
+    material = await session.read_resource("inventory://materials/M001")
+    assert '"code":"M001"' in material.contents[0].text
+    prompt = await session.get_prompt("daily_stock_check", {"warehouse": "主仓库"})
+    assert "list_low_stock" in prompt.messages[0].content.text
+
+
 def test_a_staff_agent_gets_staff_tools_the_same_checks_and_approvals(
     app, client, database_url, user, tmp_path
 ):
@@ -66,20 +85,7 @@ def test_a_staff_agent_gets_staff_tools_the_same_checks_and_approvals(
             assert session.initialize_result.capabilities.tools.list_changed is True
             assert as_listed((await session.list_tools()).tools) == staff_tools
 
-            found = text(await session.call_tool("search_materials", {"keyword": "面粉"}))
-            assert found["materials"][0]["code"] == "M001" and found["total"] > 1
-
-            forged = await session.call_tool("create_new_intent", {"name": "x", "keywords": ["x"]})
-            assert forged.is_error and text(forged)["error"]["type"] == "PermissionDenied"
-
-            bad = await session.call_tool("list_low_stock", {"limit": 0, "colour": "red"})
-            message = text(bad)["error"]["message"]
-            assert bad.is_error and "limit" in message and "colour" in message
-
-            material = await session.read_resource("inventory://materials/M001")
-            assert '"code":"M001"' in material.contents[0].text
-            prompt = await session.get_prompt("daily_stock_check", {"warehouse": "主仓库"})
-            assert "list_low_stock" in prompt.messages[0].content.text
+            await reads_and_refusals(session)
 
             booking = await session.call_tool("record_stock_movement", BOOKING)
 

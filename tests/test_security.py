@@ -8,7 +8,7 @@ import json
 import pytest
 from sqlalchemy import select
 
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.config import config_for_tests
 from inventory_ai.extensions import db

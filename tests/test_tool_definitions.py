@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from inventory_ai.assistant.extension import build_registry
 from inventory_ai.assistant.providers.offline.answers import _WRITERS
-from inventory_ai.assistant.setup import build_registry
 from inventory_ai.web.i18n import strings
 
 SEED_INTENTS = Path(__file__).parent.parent / "seed_data" / "intents.json"

@@ -9,11 +9,11 @@ import json
 import pytest
 from sqlalchemy import func, select
 
+from inventory_ai.assistant.extension import manager
 from inventory_ai.assistant.providers.dashscope import _ToolCallAssembler
-from inventory_ai.assistant.setup import manager
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, ChatMessage, User
-from inventory_ai.services import ledger
+from inventory_ai.services import bookings, ledger
 from inventory_ai.services.screening import screen_data
 from tests.support.dashscope_stub import DashScopeStub, Reply
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
@@ -41,7 +41,7 @@ def _plant(reason: str) -> None:
         "quantity": 1,
         "unit": None,
     }
-    ledger.book(db.engine, ledger.BookingRequest.of({**fields, "reason": reason}, _user("staff").id, None))
+    ledger.book(db.engine, bookings.load({**fields, "reason": reason}, _user("staff").id, None))
 
 
 def _admin_asks_for_movements(app) -> tuple[str, str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.assistant.tools.base import ToolContext
 from inventory_ai.errors import DomainError, Forbidden, NotFound
 from inventory_ai.extensions import db

@@ -14,7 +14,7 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
 from inventory_ai.api.fields import ExplicitDecision, UtcDateTime
-from inventory_ai.assistant.setup import decisions, manager
+from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.auth import authenticated_user
 from inventory_ai.database import writing
 from inventory_ai.errors import Forbidden

@@ -18,9 +18,10 @@ from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
 from inventory_ai.api.fields import ExplicitDecision, UtcDateTime
+from inventory_ai.assistant.answering import AnswerRef
 from inventory_ai.assistant.events import ErrorEvent, Event, Start
-from inventory_ai.assistant.manager import MAX_MESSAGE_CHARS, Turn
-from inventory_ai.assistant.setup import decisions, manager
+from inventory_ai.assistant.extension import decisions, manager
+from inventory_ai.assistant.intake import MAX_MESSAGE_CHARS
 from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import error_response
 from inventory_ai.extensions import chat_limit, db
@@ -110,7 +111,7 @@ def _sse(event: Event) -> str:
     return f"event: {event.kind}\ndata: {json.dumps(event.payload(), ensure_ascii=False, default=str)}\n\n"
 
 
-def respond(turn: Turn, events: Iterator[Event]):
+def respond(turn: AnswerRef, events: Iterator[Event]):
     """Drain the events into a JSON answer, or stream them; either way the loop is the same."""
     if _wants_stream():
         request_id = g.get("request_id")
@@ -151,7 +152,7 @@ def respond(turn: Turn, events: Iterator[Event]):
 @blp.route("/chat")
 class Chat(MethodView):
     # An instance, not the class: webargs builds a class's schema anew on every request (its fields
-    # deep-copied), the hottest path in the product (docs/benchmarks.md, ninth session).
+    # deep-copied), the hottest path in the product (measured in docs/benchmarks.md, the loop).
     @blp.arguments(ChatRequestSchema())
     @blp.response(200, ChatResponseSchema)
     @blp.alt_response(429, description="too many messages; see Retry-After")
@@ -187,7 +188,7 @@ class Decision(MethodView):
             body.get("arguments"),
             body.get("reason"),
         )
-        return respond(decision.turn, decisions().decide(db.session, decision))
+        return respond(decision.answer, decisions().decide(db.session, decision))
 
 
 @blp.route("/chat/messages/<message_id>/cancel")

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from marshmallow import Schema, ValidationError, fields, pre_load, validate
+from marshmallow import Schema, fields, pre_load, validate
 
 from inventory_ai.errors import DomainError, InvalidInput
-from inventory_ai.services.units import DECIMAL_TEXT, MAX_QUANTITY_CHARS, parse_quantity
 
 
 class UtcDateTime(fields.AwareDateTime):
@@ -41,31 +40,6 @@ def decimal_string(places: int, **kwargs) -> fields.Decimal:
     """Quantities and money go out as strings ("12.500"): exact, where a JSON number is a float."""
     metadata = {"type": "string", "format": "decimal", **kwargs.pop("metadata", {})}
     return fields.Decimal(as_string=True, places=places, metadata=metadata, **kwargs)
-
-
-class Quantity(fields.Field):
-    """A quantity in: a JSON number or a decimal string of ASCII digits ("12.5"), kept exact as a
-    Decimal. Refused (422, naming the field) where Python's Decimal() would guess: "5_0" (50),
-    "٥" (5), NaN, Infinity, numbers of more than 40 characters."""
-
-    def __init__(self, **kwargs):
-        metadata = {
-            "type": "string",
-            "format": "decimal",
-            "pattern": f"^{DECIMAL_TEXT.pattern}$",
-            "maxLength": MAX_QUANTITY_CHARS,
-            **kwargs.pop("metadata", {}),
-        }
-        super().__init__(metadata=metadata, **kwargs)
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        try:
-            return parse_quantity(value)
-        except InvalidInput as exc:
-            raise ValidationError(exc.message) from None
-
-    def _serialize(self, value, attr, obj, **kwargs):
-        return None if value is None else str(value)
 
 
 class DecisionRequired(DomainError):

@@ -2,32 +2,27 @@
 (with a reason), withdraw, and sign off large bookings as a second person.
 
 Every decision first claims the answer with one conditional update (awaiting -> running, or
--> cancelled): of several at once exactly one wins, the rest are told 409. The winner settles the
-calls it decided, running approved ones through the same path as any call (calls.py), and the
-answer resumes in the loop (manager.py), or waits for a sign-off (services/approvals.py).
+-> cancelled): of several at once exactly one wins, the rest are told 409. The
+winner records who decided what on the calls, then hands the decision to the loop
+(`ToolExecutionManager.resume`), which carries the calls out and resumes the answer, or has it wait
+for a sign-off (assistant/signoff_rule.py, services/approvals.py).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
-from decimal import Decimal
-from itertools import chain
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from inventory_ai.assistant import events as ev
-from inventory_ai.assistant.calls import CallOutcome, PreparedCall
+from inventory_ai.assistant.answering import AnswerRef, Decision
 from inventory_ai.assistant.compaction import dumps
-from inventory_ai.assistant.direct import FROM_MCP
-from inventory_ai.assistant.manager import Answering, ToolExecutionManager, Turn
-from inventory_ai.assistant.prompts import SIGNOFF_WAITING, decided_summary
-from inventory_ai.assistant.tools.base import PermissionDenied, ToolContext, ToolError
-from inventory_ai.assistant.types import ToolCall
-from inventory_ai.database import begin_write, writing
+from inventory_ai.assistant.manager import ToolExecutionManager
+from inventory_ai.assistant.tools.base import ToolContext
+from inventory_ai.database import writing
 from inventory_ai.errors import Conflict, Forbidden, InvalidInput, NotFound
 from inventory_ai.models import (
     CallStatus,
@@ -42,27 +37,9 @@ from inventory_ai.models import (
 from inventory_ai.services import approvals, audit
 
 
-@dataclass(frozen=True)
-class Decision:
-    """A claimed decision, carried out by `decide`."""
-
-    turn: Turn
-    call_ids: list[str]
-    approve: bool
-    decided_by: int
-    reason: str | None = None
-    # call_id -> the arguments as approved, for calls the person edited
-    edited: dict[str, dict] = field(default_factory=dict)
-    signoff: bool = False  # a second person's decision on a call awaiting sign-off
-
-
 class Decisions:
-    def __init__(
-        self, answers: ToolExecutionManager, signoff_value: Decimal = Decimal(5000), signoff_hours: float = 24
-    ):
+    def __init__(self, answers: ToolExecutionManager):
         self.answers = answers
-        self.signoff_value = signoff_value
-        self.signoff_hours = signoff_hours
 
     # --- the requester: approve or reject --------------------------------------------------------
 
@@ -108,9 +85,9 @@ class Decisions:
                     arguments_now, record.description = edited[record.call_id]
                     record.approved_arguments = dumps(arguments_now)
             session.commit()
-        turn = Turn(message.conversation_id, message.id)
+        answer = AnswerRef(message.conversation_id, message.id)
         edits = {call_id: arguments_now for call_id, (arguments_now, _text) in edited.items()}
-        return Decision(turn, [c.call_id for c in pending], approve, user.id, reason, edits)
+        return Decision(answer, [c.call_id for c in pending], approve, user.id, reason, edits)
 
     def _check_edit(
         self, session: Session, user: User, message: ChatMessage, record: ToolCallRecord, edits: dict
@@ -131,131 +108,8 @@ class Decisions:
         return merged, description
 
     def decide(self, session: Session, decision: Decision) -> Iterator[ev.Event]:
-        """Carry the decision out now, before the caller reads a single event: a page closed or a
-        stream cut mid-way must not leave an approved booking undone. What follows (the model
-        answering with the results) runs as the caller reads on, and stops if they go away."""
-        a = self.answers.answering(session, decision.turn)
-        now = chain(self._carry_out_all(a, decision), self._wait_for_the_rest(a))
-        return self._then(a, decision.turn, list(self.answers.guarded(a, now)))
-
-    def _then(self, a: Answering, turn: Turn, carried_out: list[ev.Event]) -> Iterator[ev.Event]:
-        yield from carried_out
-        if a.message.status == MessageStatus.RUNNING:  # not waiting again, and not failed on the way
-            # A streamed response reads on after the view returned, in an app context (and so a
-            # database session) of its own: the answer is loaded again in it, or its objects
-            # would belong to the request's closed session. Its deadline stays the one it had.
-            a = replace(self.answers.answering(a.session, turn), deadline=a.deadline, model=a.model)
-            yield from self.answers.guarded(a, self._continue(a))
-
-    def _carry_out_all(self, a: Answering, decision: Decision) -> Iterator[ev.Event]:
-        last_round = a.message.rounds[-1]
-        waiting_for = CallStatus.AWAITING_SIGNOFF if decision.signoff else CallStatus.PENDING_CONFIRMATION
-        chosen = [c for c in last_round.calls if c.call_id in decision.call_ids and c.status == waiting_for]
-        arguments = {
-            c.call_id: decision.edited.get(c.call_id) or json.loads(c.approved_arguments or c.arguments)
-            for c in chosen
-        }
-        values = {} if decision.signoff or not decision.approve else self._values(a, last_round, arguments)
-        for record in chosen:
-            value = values.get(record.call_id)
-            if value is not None and approvals.needs_signoff(a.user.role, value, self.signoff_value):
-                begin_write(a.session)
-                self._ask_for_signoff(a, record, value)
-                a.session.commit()
-                continue
-            outcome = self._carry_out(a, record, arguments[record.call_id], decision)
-            begin_write(a.session)  # the tool committed on its own connection meanwhile
-            event = self.answers.settle(a, last_round.position, record, arguments[record.call_id], outcome)
-            a.session.commit()
-            yield event
-
-    def _carry_out(
-        self, a: Answering, record: ToolCallRecord, arguments: dict, decision: Decision
-    ) -> CallOutcome:
-        if not decision.approve:
-            who = "the user" if not decision.signoff else "the manager signing off"
-            message = f"declined by {who}" + (f": {decision.reason}" if decision.reason else "")
-            return CallOutcome.declined(message)
-        tool = a.toolbox.get(record.name)
-        if tool is None:  # the role or the settings changed meanwhile
-            return CallOutcome.failed(
-                PermissionDenied(f"tool {record.name!r} is no longer available to this user")
-            )
-        call = ToolCall(record.model_call_id, record.name, record.arguments)
-        outcome = self.answers.calls.invoke(PreparedCall(call, record.call_id, tool, arguments), a.context)
-        original = json.loads(record.arguments)
-        changes = {
-            k: {"from": original.get(k), "to": v} for k, v in arguments.items() if original.get(k) != v
-        }
-        if changes and outcome.status == CallStatus.SUCCESS:  # the model and the page say what changed
-            outcome.content = dumps({"approved_with_changes": changes, **json.loads(outcome.content)})
-        return outcome
-
-    def _values(self, a: Answering, last_round, arguments: dict[str, dict]) -> dict[str, Decimal]:
-        """What each approved booking is worth for the four-eyes rule: the answer's bookings count
-        together (two of 500 kg are one of 1000), those approved earlier in it included."""
-        own = {call_id: self._value(a, record, arguments[call_id])
-               for record in last_round.calls if (call_id := record.call_id) in arguments}  # fmt: skip
-        earlier = sum(
-            (self._value(a, c, json.loads(c.approved_arguments or c.arguments)) or Decimal(0))
-            for r in a.message.rounds for c in r.calls
-            if c.status in (CallStatus.SUCCESS, CallStatus.AWAITING_SIGNOFF) and c.call_id not in arguments
-        )  # fmt: skip
-        together = earlier + sum(v for v in own.values() if v is not None)
-        return {call_id: together for call_id, value in own.items() if value is not None}
-
-    def _value(self, a: Answering, record: ToolCallRecord, arguments: dict) -> Decimal | None:
-        tool = a.toolbox.get(record.name)
-        if tool is None:
-            return None
-        context = ToolContext.of_answer(
-            a.session, a.context.engine, a.user, a.message, tool_call_id=record.call_id
-        )
-        try:
-            return tool.value_cny(arguments, context)
-        except ToolError:
-            return None
-
-    def _ask_for_signoff(self, a: Answering, record: ToolCallRecord, value: Decimal) -> None:
-        """A large booking by someone who may not sign it off themselves waits for a second person."""
-        record.status = CallStatus.AWAITING_SIGNOFF.value
-        approvals.request(a.session, record, a.message.id, a.user, value, self.signoff_hours)
-        audit.record(
-            a.session, "signoff_requested", "waiting", user_id=a.user.id, role=a.user.role, tool_name=record.name,
-            arguments={"tool_call_id": record.call_id, "value_cny": str(value)},
-            conversation_id=a.message.conversation_id, message_id=a.message.id,
-        )  # fmt: skip
-
-    def _wait_for_the_rest(self, a: Answering) -> Iterator[ev.Event]:
-        """After some calls were decided: the answer waits for the rest, the requester's first,
-        then a sign-off; if nothing is left to wait for, it stays running for `_continue`."""
-        last_round = a.message.rounds[-1]
-        statuses = {c.status for c in last_round.calls}
-        if CallStatus.PENDING_CONFIRMATION in statuses:
-            a.message.status = MessageStatus.AWAITING_CONFIRMATION.value
-            a.session.commit()
-            pending = [c for c in last_round.calls if c.status == CallStatus.PENDING_CONFIRMATION]
-            yield ev.ConfirmationRequired(
-                a.message.id,
-                [
-                    ev.PendingCall(c.call_id, c.name, json.loads(c.arguments), c.description or "")
-                    for c in pending
-                ],
-            )
-            return
-        if CallStatus.AWAITING_SIGNOFF in statuses:
-            begin_write(a.session)
-            a.message.status = MessageStatus.AWAITING_SIGNOFF.value
-            a.message.content = SIGNOFF_WAITING[a.message.language].format(value=self.signoff_value)
-            a.session.commit()
-            yield ev.Done(a.message.conversation_id, a.message.id, a.message.status, a.message.content)
-
-    def _continue(self, a: Answering) -> Iterator[ev.Event]:
-        """Every call decided: the model answers with the results."""
-        if a.message.source == FROM_MCP:  # no model asked this: the answer is what happened
-            yield from self.answers.finish(a, MessageStatus.COMPLETED, decided_summary(a.message))
-            return
-        yield from self.answers.loop(a)
+        """The claimed decision, carried out by the loop (`ToolExecutionManager.resume`)."""
+        return self.answers.resume(session, decision)
 
     # --- a second person: sign-off -------------------------------------------------------------
 
@@ -294,8 +148,8 @@ class Decisions:
                 arguments={"tool_call_id": tool_call_id, "reason": reason, "requested_by": signoff.requested_by_id},
             )  # fmt: skip
             session.commit()
-        turn = Turn(message.conversation_id, message.id)
-        return Decision(turn, [tool_call_id], approve, signer.id, reason, signoff=True)
+        answer = AnswerRef(message.conversation_id, message.id)
+        return Decision(answer, [tool_call_id], approve, signer.id, reason, signoff=True)
 
     # --- cancel --------------------------------------------------------------------------------
 

@@ -1,48 +1,52 @@
-"""ToolExecutionManager: the loop that turns a staff message into model calls and tool calls.
+"""ToolExecutionManager: the loop that turns a staff message into model calls and tool calls, and
+owns every run of it from start to end: a new message, a run resumed after a decision or a
+sign-off, and one tool call from outside a chat (MCP).
 
 Read top to bottom:
   prepare_message  store the user's message first (nothing is lost if the model fails)
   run              the loop: ask the model with the user's tools; no calls -> the answer;
                    calls -> execute the round, store it, ask again; at the cap one last call
                    without tools; events stream out all along
-  _execute_round   check the round's calls and run them (calls.py), store the round, pause for
-                   confirmation
-  guarded          whatever happens, the answer ends; while it runs, it keeps a heartbeat
-Beside it: who may answer and one streamed model call (asking.py), the words sent to the model
-(prompts.py), one round's calls (calls.py), what people decide about paused calls (decisions.py),
-answers whose process died (recovery.py).
+  resume           after a person decided (decisions.py claimed and recorded it): carry the
+                   decided calls out, wait for what is still undecided, or go on with the loop
+  call_directly    one call from outside a chat, through the same checks; a booking waits
+  _guarded         whatever happens, the answer ends; while it runs, it keeps a heartbeat
+Beside it, below it: who may answer and one streamed model call (model_chain.py), the words sent
+to the model (prompts.py), one round's calls (tool_calls.py), the four-eyes rule
+(signoff_rule.py), what the loop writes (answer_store.py), answers whose process died (recovery.py).
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import replace
+from decimal import Decimal
+from itertools import chain
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
+from inventory_ai.assistant import answer_store, intake
 from inventory_ai.assistant import events as ev
-from inventory_ai.assistant import records
-from inventory_ai.assistant.asking import ModelChain, ModelUsage
-from inventory_ai.assistant.calls import CallOutcome, CallRunner
+from inventory_ai.assistant.answering import Answering, AnswerRef, Decision
+from inventory_ai.assistant.compaction import dumps
+from inventory_ai.assistant.direct_calls import FROM_MCP, DirectResult, approval_page, waiting_answer
 from inventory_ai.assistant.history import expand
+from inventory_ai.assistant.model_chain import ModelChain
 from inventory_ai.assistant.prompts import (
     APOLOGY,
-    BROKEN,
-    BUDGET_USED,
-    MODEL_FAILED,
     TOO_SLOW,
-    UNAVAILABLE,
+    decided_summary,
     stopped_text,
     system_prompt,
 )
 from inventory_ai.assistant.providers.base import (
-    AnswerTooSlow,
     ChatProvider,
     ProviderError,
-    TokenBudgetExhausted,
 )
 from inventory_ai.assistant.recovery import (
     HEARTBEAT_SECONDS,
@@ -50,21 +54,22 @@ from inventory_ai.assistant.recovery import (
     STALE_AFTER_SECONDS,
     Recovery,
 )
-from inventory_ai.assistant.registry import Toolbox, ToolRegistry
-from inventory_ai.assistant.tools.base import ToolContext
+from inventory_ai.assistant.registry import ToolRegistry
+from inventory_ai.assistant.signoff_rule import SignoffRule
+from inventory_ai.assistant.tool_calls import CallOutcome, CallRunner, PreparedCall, result_event
+from inventory_ai.assistant.tools.base import PermissionDenied, ToolContext
 from inventory_ai.assistant.types import (
     Message,
     ModelReply,
     ModelRequest,
+    ToolCall,
 )
 from inventory_ai.config import HISTORY_TOKEN_BUDGET
-from inventory_ai.database import begin_write, in_transaction, writing
-from inventory_ai.errors import Conflict, InvalidInput
+from inventory_ai.database import begin_write, in_transaction
 from inventory_ai.logging import get_logger
 from inventory_ai.models import (
     CallStatus,
     ChatMessage,
-    Conversation,
     MessageStatus,
     ToolCallRecord,
     User,
@@ -72,41 +77,11 @@ from inventory_ai.models import (
     utcnow,
 )
 from inventory_ai.observability import (
-    FLAGGED,
     TOOL_ROUNDS,
 )
 from inventory_ai.services import audit, conversations
-from inventory_ai.services.screening import screen
-from inventory_ai.text import language_of, storable
 
 log = get_logger(__name__)
-
-MAX_MESSAGE_CHARS = 4000
-
-
-@dataclass(frozen=True)
-class Turn:
-    """What `run` continues: one assistant message in one conversation."""
-
-    conversation_id: str
-    message_id: str
-
-
-@dataclass
-class Answering:
-    """One assistant message being worked on: what every step of the loop needs."""
-
-    session: Session
-    message: ChatMessage
-    user: User
-    toolbox: Toolbox
-    context: ToolContext
-    # Model calls made since the last stored step; written with the next one, in its transaction.
-    usage: list[ModelUsage]
-    # time.monotonic() by which this run must end (the model is not asked after it).
-    deadline: float
-    # The model whose reply came last: it wrote the answer.
-    model: str | None = None
 
 
 class ToolExecutionManager:
@@ -123,6 +98,8 @@ class ToolExecutionManager:
         stale_after_seconds: float = STALE_AFTER_SECONDS,
         daily_token_budget: int | None = None,
         history_token_budget: int = HISTORY_TOKEN_BUDGET,
+        signoff_value: Decimal = Decimal(5000),
+        signoff_hours: float = 24,
     ):
         self.registry = registry
         self.models = ModelChain(provider_factory, daily_token_budget)
@@ -134,62 +111,37 @@ class ToolExecutionManager:
         self.history_token_budget = history_token_budget  # tokens of history each model call carries
         self.calls = CallRunner(registry, max_calls_per_message, result_budget_chars)
         self.recovery = Recovery(registry, self.calls, stale_after_seconds)
+        self.signoffs = SignoffRule(signoff_value, signoff_hours)
         self._cancelled: set[str] = set()
         self._lock = threading.Lock()
 
     # --- starting and resuming ---------------------------------------------------------------
 
-    def prepare_message(self, session: Session, user: User, text: str, conversation_id: str | None) -> Turn:
-        text = storable((text or "").strip())
-        if not text:
-            raise InvalidInput("message is empty")
-        if len(text) > MAX_MESSAGE_CHARS:
-            raise InvalidInput(f"message is {len(text)} characters; the limit is {MAX_MESSAGE_CHARS}")
-        conversation_id = conversation_id or None  # "" starts a new conversation, as no id does
-        # Worked out before the write lock is taken: writers wait for each other (database.WriterTurns),
-        # so only the reads that decide and the writes themselves happen while it is held.
-        # The language the user chose on the page (web/i18n.py) wins; else the question's own.
-        language = user.language if user.language in ("zh", "en") else language_of(text)
-        screening = screen(text)
-        rows = records.intake(user.id, text, language, conversation_id)
-        flagged = []
-        if screening.flagged:  # a signal: audited, and the model is reminded (prompts.system_prompt)
-            flagged.append(audit.event(
-                "prompt_injection_flagged", "flagged", user_id=user.id, role=user.role,
-                conversation_id=rows.conversation_id, arguments={"reasons": list(screening.reasons)},
-            ))  # fmt: skip
-        with writing(session):
-            conversation, seq = self._conversation_for(session, user, conversation_id)
-            records.write_intake(session, rows, seq)
-            audit.write(session, flagged)
-            session.commit()
-        if flagged:
-            FLAGGED.inc()
-        answer = records.adopt_intake(session, rows, conversation)
-        return Turn(answer.conversation_id, answer.id)
+    def prepare_message(
+        self, session: Session, user: User, text: str, conversation_id: str | None
+    ) -> AnswerRef:
+        """Store the user's message and the answer that starts running (intake.py)."""
+        return intake.take_message(session, user, text, conversation_id, self.recovery)
 
-    def _conversation_for(
-        self, session: Session, user: User, conversation_id: str | None
-    ) -> tuple[Conversation | None, int]:
-        """The conversation a new message goes into (free to take it), and its last sequence
-        number; None and 0 for a new one."""
-        if conversation_id:
-            conversation = conversations.own_conversation(session, user, conversation_id)
-            waiting = self.recovery.blocking(session, conversation.id)
-            if waiting is not None:
-                why = {
-                    MessageStatus.RUNNING: "an answer still running",
-                    MessageStatus.AWAITING_CONFIRMATION: "an answer waiting for your confirmation",
-                    MessageStatus.AWAITING_SIGNOFF: "a booking waiting for a manager's sign-off",
-                }[MessageStatus(waiting.status)]
-                raise Conflict(f"this conversation has {why}", {"message_id": waiting.id})
-            seq = session.scalar(
-                select(func.coalesce(func.max(ChatMessage.created_seq), 0)).where(
-                    ChatMessage.conversation_id == conversation.id
-                )
-            )
-            return conversation, seq
-        return None, 0
+    @contextmanager
+    def override(
+        self,
+        provider: ChatProvider | None = None,
+        *,
+        providers: Callable[[Session], tuple[ChatProvider, ...]] | None = None,
+    ) -> Iterator[ChatProvider | None]:
+        """Inside the block, `provider` alone answers every model call (or the fallback chain that
+        `providers(session)` makes); the configured chain comes back after. The one seam for tests
+        and tools to put a model in, as pydantic-ai's `Agent.override`; the scripted model for it
+        ships in assistant/testing.py."""
+        if (provider is None) == (providers is None):
+            raise TypeError("give a provider or a chain of providers, not both")
+        kept = self.models.provider_factory
+        self.models.provider_factory = providers or (lambda _session: (provider,))
+        try:
+            yield provider
+        finally:
+            self.models.provider_factory = kept
 
     def own_message(self, session: Session, user: User, message_id: str) -> ChatMessage:
         """The user's answer as it is: one whose process died is ended first (recovery.py)."""
@@ -197,81 +149,76 @@ class ToolExecutionManager:
         self.recovery.seen(session, message)
         return message
 
-    def answering(self, session: Session, turn: Turn) -> Answering:
+    def _answering(self, session: Session, ref: AnswerRef) -> Answering:
         """Load what one answer's steps need. Permission is decided now: the role or the tool
         settings may have changed since the message was written or the calls were paused."""
-        message = session.get(ChatMessage, turn.message_id)
+        message = session.get(ChatMessage, ref.message_id)
         user = session.get(User, message.conversation.user_id)
         context = ToolContext.of_answer(
             session, self.engine(), user, message, tool_names=self.registry.names()
         )
         toolbox = self.registry.toolbox_for(user.role, session)
         deadline = time.monotonic() + self.answer_deadline_seconds
-        return Answering(session, message, user, toolbox, context, [], deadline)
+        return Answering(session, message, user, toolbox, context, [], deadline, self.calls, ref.flagged)
 
     # --- the loop ----------------------------------------------------------------------------
 
-    def run(self, session: Session, turn: Turn) -> Iterator[ev.Event]:
-        a = self.answering(session, turn)
-        yield from self.guarded(a, self.loop(a))
+    def run(self, session: Session, ref: AnswerRef) -> Iterator[ev.Event]:
+        answering = self._answering(session, ref)
+        yield from self._guarded(answering, self._loop(answering))
 
-    def guarded(self, a: Answering, steps: Iterator[ev.Event]) -> Iterator[ev.Event]:
+    def _guarded(self, answering: Answering, steps: Iterator[ev.Event]) -> Iterator[ev.Event]:
         """Whatever happens inside, the answer ends: completed, waiting, cancelled or failed. While it
         runs, its heartbeat says this process is alive (recovery.py)."""
         # Taken now: after a failed flush, reading an attribute of the answer would fail too.
-        engine, message_id = a.context.engine, a.message.id
+        engine, message_id = answering.context.engine, answering.message.id
         HEARTBEATS.add(engine, message_id, self.recovery.end_stale, self.heartbeat_seconds, self.note_cancel)
         try:
             yield from steps
         except GeneratorExit:
             # The client went away mid-answer (closed the page): stop here and say so in the record.
-            a.session.rollback()
-            self._mark_cancelled(a.session, message_id)
+            answering.session.rollback()
+            self._mark_cancelled(answering.session, message_id)
             raise
         except Exception as exc:
             log.exception("answer_failed", error_type=type(exc).__name__, message_id=message_id)
-            a.session.rollback()
-            yield from self._end_broken(a)
+            answering.session.rollback()
+            yield from answering.end_broken(self.recovery)
         finally:
             HEARTBEATS.discard(engine, message_id)
             with self._lock:
                 self._cancelled.discard(message_id)
 
-    def loop(self, a: Answering) -> Iterator[ev.Event]:
-        message, session = a.message, a.session
+    def _loop(self, answering: Answering) -> Iterator[ev.Event]:
+        message, session = answering.message, answering.session
         try:
-            providers = self.models.providers(session, a.user.id)
+            providers = self.models.providers(session, answering.user.id)
         except ProviderError as exc:
-            yield from self._fail(a, exc)
+            yield from answering.fail(exc)
             return
-        asked = next(
-            (
-                m
-                for m in reversed(message.conversation.messages)
-                if m.role == "user" and m.created_seq < message.created_seq
-            ),
-            None,
-        )
-        flagged = asked is not None and screen(asked.content).flagged
+        flagged = answering.flagged
+        if flagged is None:  # resumed in another request: the intake's verdict, as it was recorded
+            flagged = intake.was_flagged(session, message)
         while True:
             # A stop asked here is in _cancelled at once; one asked through another process is
             # brought there by the heartbeat thread (recovery.STOP_SECONDS): no query per round.
             if message.rounds and message.id in self._cancelled:
-                yield from self.finish(a, MessageStatus.CANCELLED, "")
+                yield from answering.finish(MessageStatus.CANCELLED, "")
                 return
-            remaining = a.deadline - time.monotonic()
+            remaining = answering.deadline - time.monotonic()
             if remaining <= 1:
-                yield from self.finish(a, MessageStatus.FAILED, TOO_SLOW[message.language], "deadline")
+                yield from answering.finish(MessageStatus.FAILED, TOO_SLOW[message.language], "deadline")
                 return
             iteration = len(message.rounds)
             with_tools = iteration < self.max_iterations
             request = ModelRequest(
-                messages=(Message("system", system_prompt(a.user, message.language, flagged)),)
+                messages=(Message("system", system_prompt(answering.user, message.language, flagged)),)
                 + tuple(expand(message.conversation.messages, message, self.history_token_budget)),
-                tools=a.toolbox.specs() if with_tools else (),
+                tools=answering.toolbox.specs() if with_tools else (),
                 language=message.language,
                 timeout_seconds=remaining,
-                role=a.user.role,
+                role=answering.user.role,
+                flagged=flagged,
             )
             # Hold no transaction while the model talks: nothing is pending here, and an open
             # transaction would pin a snapshot (SQLite) or sit idle in transaction (PostgreSQL).
@@ -281,35 +228,35 @@ class ToolExecutionManager:
                 answered = yield from self.models.ask(
                     providers,
                     request,
-                    a.usage,
+                    answering.usage,
                     lambda: message.id in self._cancelled,
                     message.id,
-                    a.user.id,
-                    a.deadline,
+                    answering.user.id,
+                    answering.deadline,
                 )
             except ProviderError as exc:
                 if not with_tools:  # the summary at the cap failed: the fixed apology
-                    yield from self.finish(
-                        a, MessageStatus.FAILED, APOLOGY[message.language], "iteration_limit"
+                    yield from answering.finish(
+                        MessageStatus.FAILED, APOLOGY[message.language], "iteration_limit"
                     )
                     return
-                yield from self._fail(a, exc)
+                yield from answering.fail(exc)
                 return
-            reply, a.model = answered.reply, answered.model or a.model
+            reply, answering.model = answered.reply, answered.model or answering.model
             if reply is None:  # cancelled while the model was talking
-                yield from self.finish(a, MessageStatus.CANCELLED, "")
+                yield from answering.finish(MessageStatus.CANCELLED, "")
                 return
             if not with_tools or not reply.tool_calls:
                 text = reply.text.strip() or (APOLOGY[message.language] if not with_tools else "")
-                yield from self.finish(a, MessageStatus.COMPLETED, text)
+                yield from answering.finish(MessageStatus.COMPLETED, text)
                 return
-            pending = yield from self._execute_round(a, reply, iteration)
+            pending = yield from self._execute_round(answering, reply, iteration)
             if pending:  # the stop check and the pause in one write: no stop slips between them
                 begin_write(session)
             if pending and self._cancel_requested(session, message):
                 # Stopped while this round ran: nothing waits for a decision that will not come.
-                yield from self._decline_pending(a, "cancelled by the user")
-                yield from self.finish(a, MessageStatus.CANCELLED, "")
+                yield from answering.decline_pending("cancelled by the user")
+                yield from answering.finish(MessageStatus.CANCELLED, "")
                 return
             if pending:
                 message.status = MessageStatus.AWAITING_CONFIRMATION.value
@@ -320,83 +267,165 @@ class ToolExecutionManager:
 
     # --- one round of tool calls -------------------------------------------------------------
 
-    def _execute_round(self, a: Answering, reply: ModelReply, position: int) -> Iterator[ev.Event]:
+    def _execute_round(self, answering: Answering, reply: ModelReply, position: int) -> Iterator[ev.Event]:
         """Check and run one round's calls, store the round, and return the calls left pending.
         Every call gets the product's own id, whatever id (repeated, empty) the model gave it."""
         started = time.monotonic()
-        used = sum(len(r.calls) for r in a.message.rounds)
+        used = sum(len(r.calls) for r in answering.message.rounds)
         prepared = [
-            self.calls.prepare(call, new_call_id(), a.toolbox, a.context, used + i)
+            self.calls.prepare(call, new_call_id(), answering.toolbox, answering.context, used + i)
             for i, call in enumerate(reply.tool_calls)
         ]
         for p in prepared:
             arguments = p.arguments if p.tool is not None and p.error is None else p.call.arguments
             yield ev.ToolCallStart(position, p.call_id, p.call.name, arguments, p.description)
 
-        outcomes = self.calls.run(prepared, a.context)
+        outcomes = self.calls.run(prepared, answering.context)
         # The rows and audit events first: the write lock is held only while they are written.
-        rows = records.round_rows(a.message, position, reply.text or None, prepared, outcomes)
+        rows = answer_store.round_rows(answering.message, position, reply.text or None, prepared, outcomes)
         events = []
         for p, outcome, row in zip(prepared, outcomes, rows.calls, strict=True):
             waiting = outcome.status == CallStatus.PENDING_CONFIRMATION
             arguments = p.arguments if waiting else (p.arguments or p.call.arguments)
-            events += self._audit_events(a, row["name"], row["call_id"], arguments, outcome)
-        begin_write(a.session)  # tools committed on their own connections meanwhile
-        records.usage(a.session, a.message, a.usage)
-        a.usage.clear()
-        records.write_round(a.session, rows, started)
-        audit.write(a.session, events)
-        a.session.commit()
+            events += self.calls.answer_audit_events(
+                answering.user, answering.message, row["name"], row["call_id"], arguments, outcome
+            )
+        begin_write(answering.session)  # tools committed on their own connections meanwhile
+        answer_store.usage(answering.session, answering.message, answering.usage)
+        answering.usage.clear()
+        answer_store.write_round(answering.session, rows, started)
+        audit.write(answering.session, events)
+        answering.session.commit()
         TOOL_ROUNDS.inc()
         for row, outcome in zip(rows.calls, outcomes, strict=True):
-            self._count(row["name"], outcome)
-        stored = records.adopt_round(a.session, a.message, rows)
+            self.calls.count_in_answer(row["name"], outcome)
+        stored = answer_store.adopt_round(answering.session, answering.message, rows)
         pending: list[ev.PendingCall] = []
         for p, outcome, record in zip(prepared, outcomes, stored, strict=True):
             if outcome.status == CallStatus.PENDING_CONFIRMATION:
                 pending.append(ev.PendingCall(p.call_id, p.call.name, p.arguments, p.description or ""))
             else:
-                yield self._result_event(position, record, outcome)
+                yield result_event(position, record, outcome)
         return pending
 
-    def settle(
-        self, a: Answering, position: int, record: ToolCallRecord, arguments, outcome: CallOutcome
-    ) -> ev.ToolResultEvent:
-        """A decided call's outcome onto its stored record and into the audit trail, then reported
-        (the caller commits, then sends the event)."""
-        record.status, record.content, record.error_type = outcome.status, outcome.content, outcome.error_type
-        record.duration_ms = outcome.duration_ms
-        audit.write(a.session, self._audit_events(a, record.name, record.call_id, arguments, outcome))
-        self._count(record.name, outcome)
-        return self._result_event(position, record, outcome)
+    # --- resuming after a person decided (decisions.py claims and records the decision) --------
 
-    def _audit_events(
-        self, a: Answering, name: str, call_id: str, arguments, outcome: CallOutcome
-    ) -> list[dict]:
-        """A call's audit event, and a second one if its result looks like an injection: a signal,
-        as for messages (the result carries a warning)."""
-        events = [self.calls.audit_event(a.user, name, arguments, outcome, a.message)]
-        if outcome.flagged:
-            events.append(audit.event(
-                "prompt_injection_in_result", "flagged", user_id=a.user.id, role=a.user.role,
-                tool_name=name, conversation_id=a.message.conversation_id, message_id=a.message.id,
-                arguments={"reasons": list(outcome.flagged), "tool_call_id": call_id},
-            ))  # fmt: skip
-        return events
-
-    def _count(self, name: str, outcome: CallOutcome) -> None:
-        """A call's metrics, once its audit events are written."""
-        self.calls.count(name, outcome)
-        if outcome.flagged:
-            FLAGGED.inc()
-
-    @staticmethod
-    def _result_event(position: int, record: ToolCallRecord, outcome: CallOutcome) -> ev.ToolResultEvent:
-        return ev.ToolResultEvent(
-            position, record.call_id, record.name, outcome.status, outcome.content or "", outcome.duration_ms
+    def resume(self, session: Session, decision: Decision) -> Iterator[ev.Event]:
+        """Carry the decision out now, before the caller reads a single event: a page closed or a
+        stream cut mid-way must not leave an approved booking undone. What follows (the model
+        answering with the results) runs as the caller reads on, and stops if they go away."""
+        answering = self._answering(session, decision.answer)
+        now = chain(
+            self._carry_out_decided(answering, decision),
+            answering.wait_for_the_rest(self.signoffs.signoff_value),
         )
+        return self._go_on(answering, list(self._guarded(answering, now)))
 
-    # --- what a person decides: assistant/decisions.py; the loop only notices a cancel ---------
+    def _go_on(self, answering: Answering, carried_out: list[ev.Event]) -> Iterator[ev.Event]:
+        yield from carried_out
+        if answering.message.status == MessageStatus.RUNNING:  # not waiting again, nor failed on the way
+            # A streamed response reads on after the view returned, in an app context (and so a
+            # database session) of its own: the answer is loaded again in it, or its objects
+            # would belong to the request's closed session. Its deadline stays the one it had.
+            ref = AnswerRef(answering.message.conversation_id, answering.message.id)
+            answering = replace(
+                self._answering(answering.session, ref), deadline=answering.deadline, model=answering.model
+            )
+            yield from self._guarded(answering, self._continue(answering))
+
+    def _carry_out_decided(self, answering: Answering, decision: Decision) -> Iterator[ev.Event]:
+        last_round = answering.message.rounds[-1]
+        waiting_for = CallStatus.AWAITING_SIGNOFF if decision.signoff else CallStatus.PENDING_CONFIRMATION
+        chosen = [c for c in last_round.calls if c.call_id in decision.call_ids and c.status == waiting_for]
+        arguments = {
+            c.call_id: decision.edited.get(c.call_id) or json.loads(c.approved_arguments or c.arguments)
+            for c in chosen
+        }
+        values = {}
+        if decision.approve and not decision.signoff:
+            values = self.signoffs.values(answering.toolbox, answering.context, answering.message, arguments)
+        for record in chosen:
+            value = values.get(record.call_id)
+            if self.signoffs.needs_signoff(answering.user, value):
+                begin_write(answering.session)
+                self.signoffs.ask(answering.session, answering.user, answering.message, record, value)
+                answering.session.commit()
+                continue
+            outcome = self._carry_out(answering, record, arguments[record.call_id], decision)
+            begin_write(answering.session)  # the tool committed on its own connection meanwhile
+            event = answering.settle(last_round.position, record, arguments[record.call_id], outcome)
+            answering.session.commit()
+            yield event
+
+    def _carry_out(
+        self, answering: Answering, record: ToolCallRecord, arguments: dict, decision: Decision
+    ) -> CallOutcome:
+        if not decision.approve:
+            who = "the user" if not decision.signoff else "the manager signing off"
+            message = f"declined by {who}" + (f": {decision.reason}" if decision.reason else "")
+            return CallOutcome.declined(message)
+        tool = answering.toolbox.get(record.name)
+        if tool is None:  # the role or the settings changed meanwhile
+            return CallOutcome.failed(
+                PermissionDenied(f"tool {record.name!r} is no longer available to this user")
+            )
+        call = ToolCall(record.model_call_id, record.name, record.arguments)
+        outcome = self.calls.invoke(PreparedCall(call, record.call_id, tool, arguments), answering.context)
+        original = json.loads(record.arguments)
+        changes = {
+            k: {"from": original.get(k), "to": v} for k, v in arguments.items() if original.get(k) != v
+        }
+        if changes and outcome.status == CallStatus.SUCCESS:  # the model and the page say what changed
+            outcome.content = dumps({"approved_with_changes": changes, **json.loads(outcome.content)})
+        return outcome
+
+    def _continue(self, answering: Answering) -> Iterator[ev.Event]:
+        """Every call decided: the model answers with the results."""
+        if answering.message.source == FROM_MCP:  # no model asked this: the answer is what happened
+            yield from answering.finish(MessageStatus.COMPLETED, decided_summary(answering.message))
+            return
+        yield from self._loop(answering)
+
+    # --- one call from outside a chat (MCP): direct_calls.py ----------------------------------
+
+    def call_directly(
+        self, session: Session, user: User, name: str, arguments: dict, source: str = FROM_MCP
+    ) -> DirectResult:
+        """The same checks as a call the model makes; a booking is not made here but waits, in an
+        answer of its own, for its user's approval (decided then through `resume`)."""
+        call_id = new_call_id()
+        toolbox = self.registry.toolbox_for(user.role, session)
+        context = ToolContext(
+            user_id=user.id, username=user.username, role=user.role, session=session,
+            engine=self.engine(), request_id=None, conversation_id="", message_id="",
+            language=user.language or "zh", tool_names=self.registry.names(),
+        )  # fmt: skip
+        wire = ToolCall(call_id, name, dumps(arguments) if isinstance(arguments, dict) else str(arguments))
+        prepared = self.calls.prepare(wire, call_id, toolbox, context, ordinal=0)
+        [outcome] = self.calls.run([prepared], context)
+        begin_write(session)
+        if outcome.status == CallStatus.PENDING_CONFIRMATION:
+            message = waiting_answer(session, user, prepared.call, call_id, prepared.description, source)
+            self.calls.audit(session, user, name, prepared.arguments, outcome, message, source)
+            session.commit()
+            content = dumps(
+                {
+                    "status": "awaiting_approval",
+                    "tool_call_id": call_id,
+                    "message_id": message.id,
+                    "conversation_id": message.conversation_id,
+                    "approve_at": approval_page(message.conversation_id),
+                    "description": prepared.description,
+                    "message": "not booked yet: it waits for the user, who approves or rejects it on "
+                    "the page approve_at (signed in); this client cannot approve it",
+                }
+            )
+            return DirectResult(call_id, outcome.status, content, prepared.description, message.id)
+        self.calls.audit(session, user, name, prepared.arguments or wire.arguments, outcome, None, source)
+        session.commit()
+        return DirectResult(call_id, outcome.status, outcome.content or "")
+
+    # --- a cancel: decisions.py decides it; the loop notices it ----------------------------
 
     def note_cancel(self, message_id: str) -> None:
         """A cancel for an answer this process may be running: seen at its next safe point."""
@@ -419,65 +448,3 @@ class ToolExecutionManager:
             fresh.content = fresh.content or stopped_text(fresh)
             fresh.completed_at = utcnow()
         session.commit()
-
-    def _decline_pending(self, a: Answering, why: str) -> Iterator[ev.Event]:
-        begin_write(a.session)
-        for record in (c for r in a.message.rounds for c in r.calls):
-            if record.status == CallStatus.PENDING_CONFIRMATION:
-                outcome = CallOutcome.declined(why)
-                yield self.settle(a, a.message.rounds[-1].position, record, record.arguments, outcome)
-        a.session.commit()
-
-    # --- endings -----------------------------------------------------------------------------
-
-    def finish(
-        self, a: Answering, status: MessageStatus, text: str, error_code: str | None = None
-    ) -> Iterator[ev.Event]:
-        """End the answer, unless something else ended it first (a stale sweep): then it says so."""
-        begin_write(a.session)
-        more_in, more_out = records.usage(a.session, a.message, a.usage, totals=False)  # the ending adds them
-        a.usage.clear()
-        message = a.message
-        if status == MessageStatus.CANCELLED and not text:
-            text = stopped_text(message)
-        ended = records.ending(
-            a.session,
-            message,
-            status.value,
-            storable(text),
-            error_code,
-            a.model or message.model,
-            more_in,
-            more_out,
-        )
-        a.session.commit()
-        if not ended:
-            a.session.refresh(message)
-            log.warning("answer_ended_elsewhere", message_id=message.id, status=message.status)
-        yield ev.Done(message.conversation_id, message.id, message.status, message.content or "")
-
-    def _fail(self, a: Answering, exc: ProviderError) -> Iterator[ev.Event]:
-        log.warning("model_failed", code=exc.code, message_id=a.message.id)
-        language = a.message.language
-        if isinstance(exc, TokenBudgetExhausted):
-            text = BUDGET_USED[language]
-        elif isinstance(exc, AnswerTooSlow):
-            text = TOO_SLOW[language]
-        elif exc.retry_after is not None:
-            text = UNAVAILABLE[language].format(s=exc.retry_after)
-        else:
-            text = MODEL_FAILED[language].format(code=exc.code)
-        yield ev.ErrorEvent(exc.code, text, exc.retry_after)
-        yield from self.finish(a, MessageStatus.FAILED, text, exc.code)
-
-    def _end_broken(self, a: Answering) -> Iterator[ev.Event]:
-        """An unexpected error (a bug, the database gone away) ended the loop: the answer fails
-        cleanly, its calls settled as the ledger has them, and the conversation takes new messages."""
-        begin_write(a.session)
-        message = a.session.get(ChatMessage, a.message.id)
-        if message.status in (MessageStatus.RUNNING, MessageStatus.AWAITING_CONFIRMATION):
-            self.recovery.settle_unfinished(a.session, message)
-        a.message = message
-        text = BROKEN[message.language]
-        yield ev.ErrorEvent("internal_error", text)
-        yield from self.finish(a, MessageStatus.FAILED, text, "internal_error")

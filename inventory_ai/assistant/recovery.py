@@ -21,10 +21,10 @@ from datetime import timedelta
 from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session
 
-from inventory_ai.assistant.calls import CallRunner
 from inventory_ai.assistant.compaction import dumps
 from inventory_ai.assistant.prompts import INTERRUPTED, SIGNOFF_EXPIRED
 from inventory_ai.assistant.registry import ToolRegistry
+from inventory_ai.assistant.tool_calls import CallRunner
 from inventory_ai.assistant.tools.base import ToolContext, ToolError
 from inventory_ai.database import begin_write, write_transaction
 from inventory_ai.logging import get_logger

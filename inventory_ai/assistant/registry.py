@@ -2,7 +2,7 @@
 
 Effective settings = the code's defaults (ToolExecutor.is_enabled / allowed_roles) overridden by the
 admins' stored ToolSetting rows, so a change applies to the next message without a restart: the rows
-are read again at once after a change made on this host (a marker file, changes.py), and at least
+are read again at once after a change made on this host (a marker file, change_markers.py), and at least
 every SETTINGS_CHECK_SECONDS for a change made elsewhere (another host, or straight in the database).
 """
 
@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from inventory_ai.assistant.tools.base import ToolExecutor
 from inventory_ai.assistant.types import ToolSpec
-from inventory_ai.changes import ChangeMarker
+from inventory_ai.change_markers import ChangeMarker
 from inventory_ai.models import ToolSetting
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")

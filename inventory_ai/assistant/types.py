@@ -25,16 +25,6 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
-class ToolResult:
-    tool_call_id: str
-    name: str
-    status: Literal["success", "error", "pending_confirmation", "declined"]
-    content: str
-    error_type: str | None = None
-    duration_ms: int = 0
-
-
-@dataclass(frozen=True)
 class Message:
     role: Role
     content: str = ""
@@ -83,6 +73,9 @@ class ModelRequest:
     # The asking user's role: the model reads it in the system prompt; the offline provider uses it
     # to say plainly when a role is why something cannot be done.
     role: str | None = None
+    # The question was flagged by the screening at intake (services/screening.py): a provider
+    # needs no screening of its own.
+    flagged: bool = False
 
 
 # What a provider yields while it answers: deltas, then exactly one ModelReply.

@@ -3,7 +3,7 @@
 The SDK's lowlevel `Server`, not `MCPServer`: our tools already carry their names, descriptions and
 JSON Schemas (the registry), and the list differs per user and per moment, while `MCPServer`
 derives schemas from Python signatures. Nothing here decides who may do what: the tool list is
-`registry.toolbox_for`, and every call, resource read included, goes through `DirectCalls`
+`registry.toolbox_for`, and every call, resource read included, goes through `call_directly`
 (permission, schema with every error listed, typed errors, timeouts, compaction, audit, and a
 booking that waits for its user's approval, which no MCP client can give: docs/mcp.md).
 
@@ -28,9 +28,9 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
-from inventory_ai.assistant.direct import DirectResult
+from inventory_ai.assistant.direct_calls import DirectResult
+from inventory_ai.assistant.extension import manager
 from inventory_ai.assistant.registry import Toolbox
-from inventory_ai.assistant.setup import direct_calls, manager
 from inventory_ai.auth import TokenRefused
 from inventory_ai.extensions import db
 from inventory_ai.logging import get_logger
@@ -67,7 +67,7 @@ class WarehouseServer:
             version=version("inventory_ai"),
             title="inventory_ai warehouse",
             instructions=INSTRUCTIONS,
-            # Our schemas declare no Mcp-Param headers; arguments are checked by DirectCalls.
+            # Our schemas declare no Mcp-Param headers; arguments are checked by call_directly.
             get_tool_input_schema=lambda name: None,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
@@ -129,10 +129,10 @@ class WarehouseServer:
         )
 
     def _call(self, ctx, name: str, arguments: dict) -> DirectResult:
-        return direct_calls().call(db.session, self.caller(ctx), name, arguments)
+        return manager().call_directly(db.session, self.caller(ctx), name, arguments)
 
     async def _call_tool(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        """A booking comes back waiting (assistant/direct.py): its user approves it on the page.
+        """A booking comes back waiting (assistant/direct_calls.py): its user approves it on the page.
         Nothing here asks the client to approve it, not even by elicitation: a client that answers
         forms by itself (or an agent that fills them) would be the agent approving its own booking."""
         result = await self.in_app(self._call, ctx, params.name, params.arguments or {})

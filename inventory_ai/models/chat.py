@@ -81,7 +81,7 @@ class ChatMessage(db.Model):
     cancel_requested: Mapped[bool] = mapped_column(default=False)
     # The model that wrote the final answer (a fallback's, when the first choice failed).
     model: Mapped[str | None] = mapped_column(String(64))
-    # Where the question came from: "chat", or "mcp" for a call an MCP client made (assistant/direct.py).
+    # Where the question came from: "chat", or "mcp" for a call an MCP client made (assistant/direct_calls.py).
     source: Mapped[str] = mapped_column(String(16), default="chat")
     # While running: refreshed by the process working on it (assistant/heartbeats.py). An answer
     # whose heartbeat stopped belongs to a process that died; it is ended as failed (interrupted).

@@ -8,7 +8,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from inventory_ai import payloads
+from inventory_ai import strict_json
 from inventory_ai.errors import NotFound
 from inventory_ai.models import CallStatus, ChatMessage, Conversation, User
 
@@ -49,12 +49,12 @@ def transcript(conversation: Conversation) -> list[dict]:
 
 
 def parsed_arguments(raw: str):
-    """A call's stored arguments as JSON, when they are JSON this product takes (payloads.py);
+    """A call's stored arguments as JSON, when they are JSON this product takes (strict_json.py);
     anything else the model sent (not JSON, absurdly nested, numbers of thousands of digits) is
     shown as the text it was, never parsed again into something a view cannot serialise."""
     try:
-        return payloads.loads(raw or "{}")
-    except payloads.Unreadable:
+        return strict_json.loads(raw or "{}")
+    except strict_json.Unreadable:
         return raw
 
 

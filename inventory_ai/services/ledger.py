@@ -8,8 +8,6 @@ makes a retried booking return the first result instead of booking twice.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -28,14 +26,12 @@ from inventory_ai.models import (
     StockMovement,
     Warehouse,
 )
+from inventory_ai.services.bookings import BookingRequest
 from inventory_ai.services.catalog import find_material, find_warehouse
 from inventory_ai.services.units import (
     MAX_LEVEL,
-    canonical_quantity,
-    canonical_unit,
     convert,
     fmt_quantity,
-    parse_quantity,
 )
 
 
@@ -70,60 +66,6 @@ def may_book(role: str, movement_type: str) -> None:
     if movement_type not in allowed:
         raise Forbidden(
             f"role {role} may not book {movement_type}; allowed: {', '.join(sorted(allowed)) or 'none'}"
-        )
-
-
-@dataclass(frozen=True)
-class BookingRequest:
-    material: str
-    warehouse: str
-    movement_type: str
-    quantity: Decimal | str | int | float
-    unit: str | None
-    reason: str
-    user_id: int | None = None
-    to_warehouse: str | None = None
-    idempotency_key: str | None = None
-    # Where a booking made before keys were per caller would be (legacy_client_key), if anywhere.
-    legacy_key: str | None = None
-
-    def fingerprint(self) -> str:
-        """What was asked, by its meaning: a retry under the same idempotency key must ask the
-        same, or it is refused (the IETF Idempotency-Key draft's 422). The same meaning written
-        differently is the same request: 5, 5.0 and "5"; "kg" and "公斤"; the order of the fields;
-        the spaces around a name or reason (the ledger keeps it stripped)."""
-        try:
-            quantity = canonical_quantity(self.quantity)
-        except InvalidInput:
-            quantity = str(self.quantity)  # refused by validate() anyway
-        try:
-            unit = canonical_unit(self.unit) if self.unit else None
-        except InvalidInput:
-            unit = self.unit
-        fields = ["v2", _stripped(self.material), _stripped(self.warehouse), self.movement_type, quantity,
-                  unit, _stripped(self.reason), _stripped(self.to_warehouse) or None]  # fmt: skip
-        return hashlib.sha256(json.dumps(fields, ensure_ascii=False).encode()).hexdigest()
-
-    def spelled_fingerprint(self) -> str:
-        """The fingerprint as bookings made before 2026-11-23 stored it (the text as written):
-        their retries are still recognised, without rewriting old rows."""
-        fields = [self.material, self.warehouse, self.movement_type, str(self.quantity), self.unit,
-                  self.reason, self.to_warehouse]  # fmt: skip
-        return hashlib.sha256(json.dumps(fields, ensure_ascii=False).encode()).hexdigest()
-
-    @classmethod
-    def of(cls, fields: dict, user_id: int | None, idempotency_key: str | None) -> BookingRequest:
-        """From the fields a person or the model gives (API body, tool arguments): one mapping."""
-        return cls(
-            material=fields["material"],
-            warehouse=fields["warehouse"],
-            movement_type=fields["movement_type"],
-            quantity=fields["quantity"],
-            unit=fields.get("unit"),
-            reason=fields["reason"],
-            to_warehouse=fields.get("to_warehouse"),
-            user_id=user_id,
-            idempotency_key=idempotency_key,
         )
 
 
@@ -163,10 +105,6 @@ class Booking:
         return data
 
 
-def _stripped(text):
-    return text.strip() if isinstance(text, str) else text
-
-
 def client_key(user_id: int, key: str) -> str:
     """A client's Idempotency-Key as the ledger stores it: its own namespace (api:) and the
     caller's, so two callers who pick the same key never see each other's booking. The "/" after
@@ -176,7 +114,7 @@ def client_key(user_id: int, key: str) -> str:
 
 
 def legacy_client_key(key: str) -> str:
-    """The key as bookings made before 2026-11-23 stored it (one namespace for every caller); such a
+    """The key as older bookings stored it (one namespace for every caller); such a
     booking is replayed only to the user who made it."""
     return f"api:{key}"
 
@@ -184,30 +122,22 @@ def legacy_client_key(key: str) -> str:
 def validate(
     session: Session, request: BookingRequest
 ) -> tuple[Material, Warehouse, Warehouse | None, Decimal]:
-    """Resolve and check a booking without writing: used by the ledger and by confirmation prompts."""
-    try:
-        movement_type = MovementType(request.movement_type)
-    except ValueError as exc:
-        raise InvalidInput(
-            f"movement_type must be one of {', '.join(MOVEMENT_TYPES)}; got {request.movement_type!r}"
-        ) from exc
-    if not (request.reason or "").strip():
-        raise InvalidInput("reason is required: say why the stock moves")
+    """Resolve a booking (its fields checked by bookings.BookingSchema) against the catalogue
+    without writing: its material, its warehouses and its quantity in the material's unit. Used by
+    the ledger and by confirmation prompts."""
     material = find_material(session, request.material)
     warehouse = find_warehouse(session, request.warehouse)
     target = None
-    if movement_type is MovementType.TRANSFER:
-        if not request.to_warehouse:
-            raise InvalidInput("a transfer needs to_warehouse")
+    if request.movement_type == MovementType.TRANSFER:
         target = find_warehouse(session, request.to_warehouse)
         if target.id == warehouse.id:
             raise InvalidInput("a transfer needs two different warehouses")
-    quantity = convert(parse_quantity(request.quantity), request.unit, material.unit)
-    if movement_type is MovementType.ADJUSTMENT:
-        if quantity < 0:
-            raise InvalidInput("an adjustment gives the counted level, which cannot be negative")
-    elif quantity <= 0:
-        raise InvalidInput(f"quantity must be positive, got {fmt_quantity(quantity)}")
+    quantity = convert(request.quantity, request.unit, material.unit)
+    if quantity == 0 and request.movement_type != MovementType.ADJUSTMENT:
+        # Less than the ledger keeps (0.4 g of a material counted in kg).
+        raise InvalidInput(
+            f"{fmt_quantity(request.quantity)} {request.unit} is less than 0.001 {material.unit}"
+        )
     return material, warehouse, target, quantity
 
 

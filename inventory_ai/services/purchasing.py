@@ -11,8 +11,7 @@ from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
 from inventory_ai.models import PurchaseRequest, PurchaseRequestStatus, User, utcnow
 from inventory_ai.services.catalog import find_material
-from inventory_ai.services.ledger import parse_quantity
-from inventory_ai.services.units import convert, fmt_quantity
+from inventory_ai.services.units import convert, fmt_quantity, parse_quantity
 
 
 def create_purchase_request(

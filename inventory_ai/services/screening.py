@@ -14,7 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from inventory_ai.payloads import strings
+from inventory_ai.strict_json import strings
 
 # Letters that look Latin but are not, as used to slip past word filters ("ignоre" with a Cyrillic о).
 _LOOKALIKES = str.maketrans(

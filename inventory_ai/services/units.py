@@ -77,7 +77,7 @@ MAX_LEVEL = Decimal(10) ** 9
 # an exponent ("1.5", "-0", "1E+3"). Python's Decimal() takes more ("5_0" is 50, "٥" is 5):
 # those are refused, not guessed at.
 DECIMAL_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-MAX_QUANTITY_CHARS = 40  # as payloads.MAX_NUMBER_CHARS: no number of thousands of digits
+MAX_QUANTITY_CHARS = 40  # as strict_json.MAX_NUMBER_CHARS: no number of thousands of digits
 
 
 def parse_quantity(value) -> Decimal:

@@ -6,3 +6,6 @@ from flask import Blueprint
 bp = Blueprint(
     "web", __name__, template_folder="templates", static_folder="static", static_url_path="/static"
 )
+
+# The routes attach themselves to `bp` as they are imported (microblog's blueprint packages).
+from inventory_ai.web import overview, signoffs, views  # noqa: E402, F401

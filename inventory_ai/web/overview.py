@@ -13,7 +13,7 @@ from decimal import Decimal
 from flask import render_template
 from flask_login import login_required
 
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.auth import authenticated_user
 from inventory_ai.extensions import db
 from inventory_ai.services import clock, stats

@@ -12,7 +12,7 @@ from flask import flash, redirect, render_template, request, url_for
 from flask_login import login_required
 from sqlalchemy import select
 
-from inventory_ai.assistant.setup import decisions, manager
+from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.auth import authenticated_user
 from inventory_ai.database import writing
 from inventory_ai.errors import DomainError

@@ -7,7 +7,7 @@ import csv
 import io
 from dataclasses import dataclass
 
-from inventory_ai import payloads
+from inventory_ai import strict_json
 from inventory_ai.web.markup import markdown_table
 
 # (field in the result row, column label key in web/i18n.py), per list a tool returns.
@@ -51,10 +51,10 @@ class ResultTable:
 
 def parsed(content: str | None):
     """Stored JSON (a result, or arguments as the model sent them), or None when it is not JSON this
-    product reads (payloads.py: no absurd nesting or numbers of thousands of digits)."""
+    product reads (strict_json.py: no absurd nesting or numbers of thousands of digits)."""
     try:
-        return payloads.loads(content or "")
-    except payloads.Unreadable:
+        return strict_json.loads(content or "")
+    except strict_json.Unreadable:
         return None
 
 

@@ -24,7 +24,7 @@ from flask import (
 from flask_login import login_required
 from sqlalchemy import func, select
 
-from inventory_ai.assistant.setup import decisions, direct_calls, manager
+from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.auth import authenticated_user, check_credentials, log_in, log_out
 from inventory_ai.errors import DomainError, NotFound
 from inventory_ai.extensions import chat_limit, db, login_limit
@@ -209,7 +209,7 @@ def answer(message_id: str):
 @login_required
 def all_rows(tool_call_id: str):
     """Every row of a list the assistant showed the first of ("show all"): the same tool asked
-    again with its largest page, through the same checks as any call (assistant/direct.py)."""
+    again with its largest page, through the same checks as any call (assistant/direct_calls.py)."""
     user = authenticated_user()
     found = db.session.execute(
         select(ToolCallRecord, ChatMessage)
@@ -223,7 +223,7 @@ def all_rows(tool_call_id: str):
     call, message = found
     arguments = parsed(call.approved_arguments or call.arguments)
     arguments = {**(arguments if isinstance(arguments, dict) else {}), "limit": PAGED_TOOLS[call.name]}
-    result = direct_calls().call(db.session, user, call.name, arguments, source="web")
+    result = manager().call_directly(db.session, user, call.name, arguments, source="web")
     lang = language()
     t = strings(lang)
     table = result_table(parsed(result.content), Cells(lang, t, place_names(lang)))
@@ -278,7 +278,7 @@ def decide(message_id: str):
         return redirect(_safe_next(_path_of(request.referrer)))
     for _event in decisions().decide(db.session, decision):
         pass
-    return redirect(url_for("web.conversation", conversation_id=decision.turn.conversation_id))
+    return redirect(url_for("web.conversation", conversation_id=decision.answer.conversation_id))
 
 
 def _edited_quantity(given: str | None, asked: str | None) -> dict | None:

@@ -22,7 +22,7 @@ from sqlalchemy import func, select
 from werkzeug.serving import make_server
 
 from inventory_ai import create_app
-from inventory_ai.assistant.setup import EXTENSION_KEY, offline_lexicon
+from inventory_ai.assistant.extension import EXTENSION_KEY, offline_lexicon
 from inventory_ai.config import config_for_tests
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, Material, StockLevel

@@ -19,7 +19,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from inventory_ai.assistant.setup import manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.errors import DomainError
 from inventory_ai.models import ChatMessage, User
 from inventory_ai.services import clock
@@ -86,70 +86,100 @@ def _resolves(session, finder, ref, code) -> bool:
         return False
 
 
+class _Checking:
+    """One expected call's arguments, checked key by key (`check_arguments`)."""
+
+    def __init__(self, session, arguments: dict, today: date):
+        self.session, self.arguments, self.today = session, arguments, today
+        self.material = None  # the material the call names, once found
+
+    def material_(self, key: str, value, got) -> str:
+        try:
+            self.material = find_material(self.session, str(got))
+        except DomainError as exc:
+            return f"material {got!r}: {exc.message}"
+        return "" if self.material.code == value else f"material {got!r} is {self.material.code}, not {value}"
+
+    def keyword_finds(self, key: str, value, got) -> str:
+        keyword = self.arguments.get("keyword") or ""
+        page = search_materials(self.session, keyword, SearchFilters(), limit=200)
+        found = {m.code for m in page.materials}
+        return (
+            ""
+            if set(value) <= found
+            else f"keyword {keyword!r} finds {sorted(found)[:8]}, not all of {value}"
+        )
+
+    def warehouse(self, key: str, value, got) -> str:
+        if got is None or not _resolves(self.session, find_warehouse, got, value):
+            return f"{key} {got!r} is not {value}"
+        return ""
+
+    def category(self, key: str, value, got) -> str:
+        if got is not None and _resolves(self.session, find_category, got, value):
+            return ""
+        # A category searched by its name finds its materials: as good as the filter.
+        keyword = self.arguments.get("keyword")
+        category = find_category(self.session, value)
+        if (
+            keyword
+            and search_materials(self.session, keyword, SearchFilters(category_id=category.id), limit=1).total
+        ):
+            full = search_materials(self.session, keyword, limit=200)
+            if all(m.category_id == category.id for m in full.materials):
+                return ""
+        return f"category {got!r} / keyword {keyword!r} is not {value}"
+
+    def quantity(self, key: str, value, got) -> str:
+        if self.material is None and "material" in self.arguments:
+            try:
+                self.material = find_material(self.session, str(self.arguments["material"]))
+            except DomainError as exc:
+                return f"material: {exc.message}"
+        unit = self.arguments.get("unit")
+        try:
+            amount = convert(Decimal(str(got)), unit, self.material.unit)
+        except (DomainError, ArithmeticError, AttributeError, ValueError) as exc:
+            return f"quantity {got!r} {unit!r}: {exc}"
+        return "" if amount == Decimal(str(value)) else f"quantity {got} {unit} is {amount}, not {value}"
+
+    def period(self, key: str, value, got) -> str:
+        want = period_dates(value, self.today)
+        have = call_dates(self.arguments, self.today)
+        return "" if have == want else f"period {have} is not {value} {want}"
+
+    def keywords_include(self, key: str, value, got) -> str:
+        keywords = [k.lower() for k in self.arguments.get("keywords", [])]
+        return (
+            ""
+            if all(any(v.lower() in k for k in keywords) for v in value)
+            else f"keywords {keywords} lack {value}"
+        )
+
+    def tool_name(self, key: str, value, got) -> str:
+        return "" if got == value else f"tool_name {got!r} is not {value}"
+
+    def plain(self, key: str, value, got) -> str:
+        if isinstance(value, str) and isinstance(got, str):
+            return "" if got.lower() == value.lower() else f"{key} {got!r} is not {value!r}"
+        return "" if got == value else f"{key} {got!r} is not {value!r}"
+
+    def check(self, key: str, value) -> str:
+        special = {
+            "material": self.material_, "keyword_finds": self.keyword_finds, "warehouse": self.warehouse,
+            "to_warehouse": self.warehouse, "category": self.category, "quantity": self.quantity,
+            "period": self.period, "keywords_include": self.keywords_include, "tool_name": self.tool_name,
+        }  # fmt: skip
+        return special.get(key, self.plain)(key, value, self.arguments.get(key))
+
+
 def check_arguments(session, expected: dict, arguments: dict, today: date) -> str:
     """'' when the arguments mean what was expected, else why not."""
-    material = None
+    checking = _Checking(session, arguments, today)
     for key, value in expected.items():
-        got = arguments.get(key)
-        if key == "material":
-            try:
-                material = find_material(session, str(got))
-            except DomainError as exc:
-                return f"material {got!r}: {exc.message}"
-            if material.code != value:
-                return f"material {got!r} is {material.code}, not {value}"
-        elif key == "keyword_finds":
-            keyword = arguments.get("keyword") or ""
-            page = search_materials(session, keyword, SearchFilters(), limit=200)
-            found = {m.code for m in page.materials}
-            if not set(value) <= found:
-                return f"keyword {keyword!r} finds {sorted(found)[:8]}, not all of {value}"
-        elif key in ("warehouse", "to_warehouse"):
-            if got is None or not _resolves(session, find_warehouse, got, value):
-                return f"{key} {got!r} is not {value}"
-        elif key == "category":
-            if got is not None and _resolves(session, find_category, got, value):
-                continue
-            # A category searched by its name finds its materials: as good as the filter.
-            keyword = arguments.get("keyword")
-            category = find_category(session, value)
-            if (
-                keyword
-                and search_materials(session, keyword, SearchFilters(category_id=category.id), limit=1).total
-            ):
-                full = search_materials(session, keyword, limit=200)
-                if all(m.category_id == category.id for m in full.materials):
-                    continue
-            return f"category {got!r} / keyword {keyword!r} is not {value}"
-        elif key == "quantity":
-            if material is None and "material" in arguments:
-                try:
-                    material = find_material(session, str(arguments["material"]))
-                except DomainError as exc:
-                    return f"material: {exc.message}"
-            try:
-                amount = convert(Decimal(str(got)), arguments.get("unit"), material.unit)
-            except (DomainError, ArithmeticError, AttributeError, ValueError) as exc:
-                return f"quantity {got!r} {arguments.get('unit')!r}: {exc}"
-            if amount != Decimal(str(value)):
-                return f"quantity {got} {arguments.get('unit')} is {amount}, not {value}"
-        elif key == "period":
-            want = period_dates(value, today)
-            have = call_dates(arguments, today)
-            if have != want:
-                return f"period {have} is not {value} {want}"
-        elif key == "keywords_include":
-            keywords = [k.lower() for k in arguments.get("keywords", [])]
-            if not all(any(v.lower() in k for k in keywords) for v in value):
-                return f"keywords {keywords} lack {value}"
-        elif key == "tool_name":
-            if got != value:
-                return f"tool_name {got!r} is not {value}"
-        elif isinstance(value, str) and isinstance(got, str):
-            if got.lower() != value.lower():
-                return f"{key} {got!r} is not {value!r}"
-        elif got != value:
-            return f"{key} {got!r} is not {value!r}"
+        why = checking.check(key, value)
+        if why:
+            return why
     return ""
 
 

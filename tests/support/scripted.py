@@ -1,59 +1,31 @@
-"""A scripted model for loop tests (the way simonw/llm tests its chains): canned replies, in order,
-recording every request so tests can assert on what the model was shown."""
+"""The scripted model (inventory_ai/assistant/testing.py) for this suite: `use` puts it into a test's
+app through the manager's seam (`ToolExecutionManager.override`) for the rest of the test, and
+`booking` writes a booking's arguments."""
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 
-from inventory_ai.assistant.providers.base import ProviderError
-from inventory_ai.assistant.setup import EXTENSION_KEY
-from inventory_ai.assistant.types import ModelReply, ModelRequest, TextDelta, ToolCall, Usage
+from inventory_ai.assistant.extension import EXTENSION_KEY
+from inventory_ai.assistant.testing import ScriptedProvider, Step, answer, call, calls
 
-Step = ModelReply | ProviderError | Callable[[ModelRequest], ModelReply]
+__all__ = ["ScriptedProvider", "Step", "answer", "booking", "call", "calls", "close_overrides", "use"]
 
-
-def call(name: str, arguments: dict | str | None = None, call_id: str | None = None) -> ToolCall:
-    raw = arguments if isinstance(arguments, str) else json.dumps(arguments or {}, ensure_ascii=False)
-    return ToolCall(call_id or f"call_{name}_{abs(hash(raw)) % 10_000}", name, raw)
+OVERRIDES = "tests.model_overrides"
 
 
-def calls(*tool_calls: ToolCall, text: str = "") -> ModelReply:
-    return ModelReply(text=text, tool_calls=tuple(tool_calls), usage=Usage(10, 5), finish_reason="tool_calls")
-
-
-def answer(text: str) -> ModelReply:
-    return ModelReply(text=text, usage=Usage(20, 8), finish_reason="stop")
-
-
-class ScriptedProvider:
-    name = "scripted"
-    model = "scripted-1"
-    costs_tokens = False
-
-    def __init__(self, *steps: Step):
-        self.steps = list(steps)
-        self.requests: list[ModelRequest] = []
-        self._lock = threading.Lock()
-
-    def stream(self, request: ModelRequest) -> Iterator:
-        with self._lock:
-            self.requests.append(request)
-            if not self.steps:
-                raise AssertionError("the scripted model was called more often than scripted")
-            step = self.steps.pop(0)
-        if isinstance(step, ProviderError):
-            raise step
-        reply = step(request) if callable(step) else step
-        if reply.text:
-            yield TextDelta(reply.text)
-        yield reply
-
-
-def use(app, provider: ScriptedProvider) -> ScriptedProvider:
-    app.extensions[EXTENSION_KEY].models.provider_factory = lambda _session: (provider,)
+def use(app, provider):
+    """`provider` answers in `app` from now on (the app is the test's own): an override that
+    `close_overrides` ends when the app goes."""
+    overrides = app.extensions.setdefault(OVERRIDES, ExitStack())
+    overrides.enter_context(app.extensions[EXTENSION_KEY].override(provider=provider))
     return provider
+
+
+def close_overrides(app) -> None:
+    overrides = app.extensions.pop(OVERRIDES, None)
+    if overrides is not None:
+        overrides.close()
 
 
 def booking(quantity: float, movement_type: str = "outbound", material: str = "M001") -> dict:

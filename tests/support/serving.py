@@ -63,7 +63,9 @@ def serve_gunicorn(database_url: str, tmp_path: Path, workers: int = 2, **extra_
         env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=log, text=True,
     )  # fmt: skip
     server.log_path = tmp_path / "gunicorn.log"
-    server.instance_path = REPO / "instance"  # its instance folder (--chdir): the change markers, changes.py
+    server.instance_path = (
+        REPO / "instance"
+    )  # its instance folder (--chdir): the change markers, change_markers.py
     base = f"http://127.0.0.1:{port}"
     try:
         assert wait_until_healthy(base, server, seconds=60), "gunicorn did not start"

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import ExitStack
 
 import pytest
 
-from inventory_ai.assistant.setup import EXTENSION_KEY
-from inventory_ai.extensions import db
-from inventory_ai.models import User
+from inventory_ai.assistant.extension import EXTENSION_KEY
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, open_page, serving
-from tests.support.databases import PASSWORD
+from tests.support.factories import UserFactory
 
 
 @pytest.fixture(scope="module")
@@ -48,10 +47,7 @@ def new_user(live):
     def make(role: str = "warehouse_staff", language: str | None = None) -> str:
         name = f"user{len(made)}_{time.monotonic_ns() % 10**9}"
         with live.app.app_context():
-            user = User(username=name, role=role, language=language)
-            user.set_password(PASSWORD)
-            db.session.add(user)
-            db.session.commit()
+            UserFactory(username=name, role=role, language=language)
         made.append(name)
         return name
 
@@ -78,13 +74,14 @@ def slow_stats(live):
 @pytest.fixture
 def models(live):
     """`models(factory)`: who answers, for one test (the configured chain comes back after)."""
-    chain = live.app.extensions[EXTENSION_KEY].models
+    answers = live.app.extensions[EXTENSION_KEY]
     config = live.app.extensions["inventory_ai.config"]
-    kept = chain.provider_factory, config.llm_provider, config.llm_model
+    kept = config.llm_provider, config.llm_model
+    with ExitStack() as overrides:
 
-    def use(factory, provider: str = "offline", model: str = "qwen-plus") -> None:
-        chain.provider_factory = factory
-        config.llm_provider, config.llm_model = provider, model
+        def use(factory, provider: str = "offline", model: str = "qwen-plus") -> None:
+            overrides.enter_context(answers.override(providers=factory))
+            config.llm_provider, config.llm_model = provider, model
 
-    yield use
-    chain.provider_factory, config.llm_provider, config.llm_model = kept
+        yield use
+    config.llm_provider, config.llm_model = kept

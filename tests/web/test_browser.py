@@ -14,8 +14,8 @@ import time
 from playwright.sync_api import expect
 from sqlalchemy import func, select
 
+from inventory_ai.assistant.extension import EXTENSION_KEY
 from inventory_ai.assistant.providers.base import ProviderError
-from inventory_ai.assistant.setup import EXTENSION_KEY
 from inventory_ai.extensions import db
 from inventory_ai.models import Conversation, ToolCallRecord, ToolRound, User
 from tests.support.browser import (
@@ -383,7 +383,7 @@ def test_a_large_booking_waits_for_a_managers_sign_off_on_the_approvals_page(bro
 def test_the_requesters_page_follows_a_sign_off_it_catches_half_way(browser, live, new_user):
     """The page may ask just when a manager's decision has started (the answer reads "running");
     it keeps asking until the answer has ended instead of showing "still answering" for good."""
-    from inventory_ai.assistant.setup import decisions
+    from inventory_ai.assistant.extension import decisions
 
     requester = new_user()
     staff = open_page(browser)

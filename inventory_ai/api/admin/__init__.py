@@ -10,7 +10,7 @@ from flask import Flask
 
 
 def init_admin(api, app: Flask) -> None:
-    from inventory_ai.api.admin import catalog, system
+    from inventory_ai.api.admin import audit, catalog, conversations, intents, metrics, tools, users
 
-    for module in (catalog, system):
+    for module in (users, tools, intents, catalog, conversations, audit, metrics):
         api.register_blueprint(module.blp)

@@ -12,12 +12,13 @@ from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
 from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
-from inventory_ai.api.fields import Quantity, UtcDateTime, decimal_string, to_naive_utc
+from inventory_ai.api.fields import UtcDateTime, decimal_string, to_naive_utc
 from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import InvalidInput
 from inventory_ai.extensions import db
 from inventory_ai.models import MOVEMENT_TYPES, Material, PurchaseRequest, StockLevel, StockMovement
-from inventory_ai.services import ledger, materials, purchasing
+from inventory_ai.services import bookings, ledger, materials, purchasing
+from inventory_ai.services.bookings import BookingSchema
 from inventory_ai.services.catalog import find_category, find_material, find_warehouse
 from inventory_ai.services.materials import MATERIAL_CODE_AS_TYPED, UNITS
 from inventory_ai.services.units import DECIMAL_TEXT
@@ -181,16 +182,6 @@ class MovementQuery(PageArgs):
     until = fields.DateTime()
 
 
-class BookingSchema(Schema):
-    material = fields.String(required=True, validate=validate.Length(min=1, max=200))
-    warehouse = fields.String(required=True, validate=validate.Length(min=1, max=100))
-    movement_type = fields.String(required=True, validate=validate.OneOf(MOVEMENT_TYPES))
-    quantity = Quantity(required=True)
-    unit = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=16))
-    reason = fields.String(required=True, validate=validate.Length(min=1, max=500))
-    to_warehouse = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=100))
-
-
 class BookingResultSchema(Schema):
     movement_id = fields.Integer()
     material = fields.String()
@@ -254,12 +245,10 @@ class Movements(MethodView):
             raise InvalidInput("Idempotency-Key must be 1-100 letters, digits and . _ : -")
         db.session.commit()  # the ledger writes on its own connection: let go of the request's lock
         user_id = authenticated_user().id
-        booking_request = ledger.BookingRequest.of(
-            body, user_id, ledger.client_key(user_id, key) if key else None
-        )
+        booking = bookings.for_caller(body, user_id, ledger.client_key(user_id, key) if key else None)
         if key:  # a retry of a booking made before keys were per caller still finds it
-            booking_request = replace(booking_request, legacy_key=ledger.legacy_client_key(key))
-        return ledger.book(db.engine, booking_request).as_dict()
+            booking = replace(booking, legacy_key=ledger.legacy_client_key(key))
+        return ledger.book(db.engine, booking).as_dict()
 
 
 # --- purchase requests -----------------------------------------------------------------------

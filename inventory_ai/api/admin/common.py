@@ -7,7 +7,10 @@ from marshmallow import Schema, fields, validate
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import error_response
+from inventory_ai.extensions import db
+from inventory_ai.services import audit
 
 
 def admins_only(blueprint) -> None:
@@ -46,3 +49,16 @@ def paginate(session: Session, stmt, args: dict) -> dict:
     page, per_page = args.get("page", 1), args.get("per_page", 50)
     items = session.scalars(stmt.limit(per_page).offset((page - 1) * per_page)).all()
     return {"items": items, "page": page, "per_page": per_page, "total": total}
+
+
+def admin_action(action: str, subject: str, change: dict | None = None) -> None:
+    """An admin's change, in the audit trail (in the request's transaction)."""
+    admin = authenticated_user()
+    audit.record(
+        db.session,
+        action,
+        "success",
+        user_id=admin.id,
+        role=admin.role,
+        arguments={"subject": subject, **(change or {})},
+    )

@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import date
 
 from inventory_ai.assistant.tools.base import ToolContext, ToolExecutor
+from inventory_ai.assistant.tools.schemas import model_parameters
 from inventory_ai.models import MOVEMENT_TYPES
-from inventory_ai.services import ledger, stats
+from inventory_ai.services import bookings, ledger, stats
+from inventory_ai.services.bookings import BookingRequest, BookingSchema
 from inventory_ai.services.catalog import find_category, find_material, find_warehouse
 from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
 from inventory_ai.services.units import fmt_quantity
@@ -133,20 +135,7 @@ class RecordStockMovement(ToolExecutor):
         "Book stock in, out, a stocktake adjustment (quantity = counted level) or a transfer "
         "(to_warehouse). The user confirms before it is booked."
     )
-    parameters = {
-        "type": "object",
-        "properties": {
-            "material": {"type": "string", "minLength": 1},
-            "warehouse": {"type": "string", "minLength": 1},
-            "movement_type": {"enum": list(MOVEMENT_TYPES)},
-            "quantity": {"type": "number", "minimum": 0},
-            "unit": {"type": "string", "description": "kg, g, 斤, L, mL, pcs"},
-            "reason": {"type": "string", "minLength": 1, "maxLength": 500},
-            "to_warehouse": {"type": "string"},
-        },
-        "required": ["material", "warehouse", "movement_type", "quantity", "reason"],
-        "additionalProperties": False,
-    }
+    parameters = model_parameters(BookingSchema())  # the booking's fields, defined once
     read_only = False
     timeout_seconds = 15.0
     allowed_roles = frozenset(MOVEMENTS_BY_ROLE)
@@ -160,10 +149,10 @@ class RecordStockMovement(ToolExecutor):
             return " and ".join(sorted(allowed)) + " only"
         return None
 
-    def _request(self, arguments: dict, context: ToolContext) -> ledger.BookingRequest:
+    def _request(self, arguments: dict, context: ToolContext) -> BookingRequest:
         ledger.may_book(context.role, arguments["movement_type"])
         # One booking per tool call, however often it is retried or re-approved.
-        return ledger.BookingRequest.of(arguments, context.user_id, _booking_key(context))
+        return bookings.load(arguments, context.user_id, _booking_key(context))
 
     def describe_call(self, arguments: dict, context: ToolContext) -> str:
         return ledger.describe_booking(context.session, self._request(arguments, context), context.language)
@@ -176,7 +165,8 @@ class RecordStockMovement(ToolExecutor):
         return booking.as_dict() if booking is not None else None
 
     def execute(self, arguments: dict, context: ToolContext):
-        return ledger.book(context.engine, self._request(arguments, context)).as_dict()
+        request = self._request(arguments, context)
+        return ledger.book(context.engine, request).as_dict()
 
 
 def _booking_key(context: ToolContext) -> str:

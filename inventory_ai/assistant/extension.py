@@ -7,7 +7,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from inventory_ai.assistant.decisions import Decisions
-from inventory_ai.assistant.direct import DirectCalls
 from inventory_ai.assistant.manager import ToolExecutionManager
 from inventory_ai.assistant.providers.base import ChatProvider
 from inventory_ai.assistant.providers.offline.classifier import Example, built_in_examples, model_for
@@ -17,7 +16,7 @@ from inventory_ai.assistant.providers.offline.reading import Context
 from inventory_ai.assistant.recovery import HEARTBEATS
 from inventory_ai.assistant.registry import ToolRegistry
 from inventory_ai.assistant.tools import builtin_tools
-from inventory_ai.changes import ChangeMarker
+from inventory_ai.change_markers import ChangeMarker
 from inventory_ai.config import Config
 from inventory_ai.extensions import db
 from inventory_ai.models import ROLES, CatalogAlias, Material, StockLevel, Warehouse
@@ -27,7 +26,6 @@ from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
 
 EXTENSION_KEY = "inventory_ai.assistant"
 DECISIONS_KEY = "inventory_ai.decisions"
-DIRECT_KEY = "inventory_ai.direct_calls"
 
 
 def build_registry() -> ToolRegistry:
@@ -133,9 +131,10 @@ def init_assistant(app: Flask) -> None:
         stale_after_seconds=config.answer_stale_seconds,
         daily_token_budget=config.daily_token_budget,
         history_token_budget=config.history_token_budget,
+        signoff_value=config.signoff_value,
+        signoff_hours=config.signoff_expiry_hours,
     )
-    app.extensions[DECISIONS_KEY] = Decisions(answers, config.signoff_value, config.signoff_expiry_hours)
-    app.extensions[DIRECT_KEY] = DirectCalls(answers)
+    app.extensions[DECISIONS_KEY] = Decisions(answers)
     if not config.testing:  # a served app sweeps stale answers even while idle (recovery.py)
         with app.app_context():
             HEARTBEATS.watch(db.engine, answers.recovery.end_stale, config.answer_heartbeat_seconds)
@@ -147,7 +146,3 @@ def manager() -> ToolExecutionManager:
 
 def decisions() -> Decisions:
     return current_app.extensions[DECISIONS_KEY]
-
-
-def direct_calls() -> DirectCalls:
-    return current_app.extensions[DIRECT_KEY]

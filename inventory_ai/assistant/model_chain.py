@@ -33,7 +33,7 @@ log = get_logger(__name__)
 
 @dataclass
 class ModelUsage:
-    """One model call's usage, a plain row until the loop's next write stores it (records.usage):
+    """One model call's usage, a plain row until the loop's next write stores it (answer_store.usage):
     an ORM object here would cost the unit of work's bookkeeping for nothing."""
 
     message_id: str

@@ -1,7 +1,7 @@
 """JSON as the product accepts it: strict, and small enough to be handled by anything downstream.
 
 One reader for request bodies (errors.py guards every request with it) and the same walks of a
-parsed value for tool arguments (assistant/calls.py): no absurd nesting, no numbers of thousands
+parsed value for tool arguments (assistant/tool_calls.py): no absurd nesting, no numbers of thousands
 of digits, no NaN, no text the database cannot keep (NUL, lone surrogates).
 """
 

@@ -20,8 +20,8 @@ from sqlalchemy import bindparam, inspect
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from inventory_ai.assistant.asking import ModelUsage
-from inventory_ai.assistant.calls import MAX_ARGUMENT_CHARS, CallOutcome, PreparedCall
+from inventory_ai.assistant.model_chain import ModelUsage
+from inventory_ai.assistant.tool_calls import MAX_ARGUMENT_CHARS, CallOutcome, PreparedCall
 from inventory_ai.database import adopted, filled, insert_rows
 from inventory_ai.models import (
     CallStatus,

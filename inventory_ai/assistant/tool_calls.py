@@ -14,8 +14,10 @@ from dataclasses import dataclass, field, replace
 
 from sqlalchemy.orm import Session
 
-from inventory_ai import payloads
+from inventory_ai import strict_json
+from inventory_ai.assistant import events as ev
 from inventory_ai.assistant.compaction import compact, dumps
+from inventory_ai.assistant.read_deadlines import DeadlinePassed, stopped_at
 from inventory_ai.assistant.registry import Toolbox, ToolRegistry
 from inventory_ai.assistant.tools.base import (
     ExecutionFailed,
@@ -28,11 +30,10 @@ from inventory_ai.assistant.tools.base import (
     from_domain,
 )
 from inventory_ai.assistant.types import ToolCall
-from inventory_ai.database import DeadlinePassed, stopped_at
 from inventory_ai.errors import MAX_MESSAGE_CHARS, DomainError, clip, quoted
 from inventory_ai.logging import get_logger
-from inventory_ai.models import CallStatus
-from inventory_ai.observability import TOOL_CALLS, TOOL_SECONDS
+from inventory_ai.models import CallStatus, ToolCallRecord
+from inventory_ai.observability import FLAGGED, TOOL_CALLS, TOOL_SECONDS
 from inventory_ai.services import audit
 from inventory_ai.services.screening import screen_data
 from inventory_ai.text import storable
@@ -123,6 +124,26 @@ class CallRunner:
             detail=f"source={source}" if source else None,
         )
 
+    def answer_audit_events(
+        self, user, message, name: str, call_id: str, arguments, outcome: CallOutcome
+    ) -> list[dict]:
+        """A call's audit event in an answer, and a second one if its result looks like an
+        injection: a signal, as for messages (the result carries a warning)."""
+        events = [self.audit_event(user, name, arguments, outcome, message)]
+        if outcome.flagged:
+            events.append(audit.event(
+                "prompt_injection_in_result", "flagged", user_id=user.id, role=user.role,
+                tool_name=name, conversation_id=message.conversation_id, message_id=message.id,
+                arguments={"reasons": list(outcome.flagged), "tool_call_id": call_id},
+            ))  # fmt: skip
+        return events
+
+    def count_in_answer(self, name: str, outcome: CallOutcome) -> None:
+        """A call's metrics in an answer, once its audit events are written."""
+        self.count(name, outcome)
+        if outcome.flagged:
+            FLAGGED.inc()
+
     def count(self, tool_name: str, outcome: CallOutcome) -> None:
         """The tool metrics, once a call has an outcome (a call waiting for a person has none yet)."""
         if outcome.status != CallStatus.PENDING_CONFIRMATION:
@@ -155,9 +176,9 @@ class CallRunner:
             )
             return p
         try:
-            # Strict: no absurd nesting or numbers, no text the database cannot keep (payloads.py).
-            parsed = payloads.loads(call.arguments or "{}", max_depth=MAX_ARGUMENT_DEPTH)
-        except payloads.Unreadable as exc:
+            # Strict: no absurd nesting or numbers, no text the database cannot keep (strict_json.py).
+            parsed = strict_json.loads(call.arguments or "{}", max_depth=MAX_ARGUMENT_DEPTH)
+        except strict_json.Unreadable as exc:
             p.error = InvalidArguments(f"arguments are not usable JSON: {exc}; {expected(p.tool)}")
             return p
         if not isinstance(parsed, dict):
@@ -247,7 +268,7 @@ class CallRunner:
 
     def invoke(self, p: PreparedCall, context: ToolContext, deadline: float | None = None) -> CallOutcome:
         """Run one tool in its own session. A read's statements are stopped by the database at its
-        deadline (time.monotonic(); its timeout from now unless given; database.stopped_at): a read
+        deadline (time.monotonic(); its timeout from now unless given; read_deadlines.stopped_at): a read
         given up on does not run on. A write is never stopped half-way (it may commit after all):
         the database's lock timeout bounds it."""
         started = time.monotonic()
@@ -274,6 +295,12 @@ class CallRunner:
                 )
         outcome.duration_ms = int((time.monotonic() - started) * 1000)
         return outcome
+
+
+def result_event(position: int, record: ToolCallRecord, outcome: CallOutcome) -> ev.ToolResultEvent:
+    return ev.ToolResultEvent(
+        position, record.call_id, record.name, outcome.status, outcome.content or "", outcome.duration_ms
+    )
 
 
 def timed_out(tool: ToolExecutor) -> Timeout:

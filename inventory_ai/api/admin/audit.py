@@ -1,0 +1,65 @@
+"""Admin: the audit trail (tool calls, decisions, admin actions), filtered."""
+
+from __future__ import annotations
+
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import Schema, fields, validate
+from sqlalchemy import select
+
+from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
+from inventory_ai.api.fields import UtcDateTime, to_naive_utc
+from inventory_ai.extensions import db
+from inventory_ai.models import AuditEvent, User
+
+blp = Blueprint("admin_audit", __name__, url_prefix="/api/v1/admin", description="Admin: audit events")
+admins_only(blp)
+
+
+class AuditSchema(Schema):
+    id = fields.Integer()
+    created_at = UtcDateTime()
+    user_id = fields.Integer(allow_none=True)
+    role = fields.String(allow_none=True)
+    action = fields.String()
+    tool_name = fields.String(allow_none=True)
+    arguments = fields.Raw(allow_none=True)
+    status = fields.String()
+    error_type = fields.String(allow_none=True)
+    duration_ms = fields.Integer(allow_none=True)
+    conversation_id = fields.String(allow_none=True)
+    message_id = fields.String(allow_none=True)
+    request_id = fields.String(allow_none=True)
+
+
+class AuditQuery(PageArgs):
+    user = fields.String(validate=validate.Length(max=64))
+    tool = fields.String(validate=validate.Length(max=64))
+    status = fields.String(validate=validate.Length(max=32))
+    action = fields.String(validate=validate.Length(max=64))
+    conversation_id = fields.String(validate=validate.Length(max=32))
+    since = fields.DateTime()
+    until = fields.DateTime()
+
+
+@blp.route("/audit-events")
+class AuditEvents(MethodView):
+    @blp.arguments(AuditQuery, location="query")
+    @blp.response(200, page_of(AuditSchema))
+    def get(self, args):
+        stmt = select(AuditEvent).order_by(AuditEvent.created_at.desc(), AuditEvent.id.desc())
+        if "user" in args:
+            stmt = stmt.join(User, User.id == AuditEvent.user_id).where(User.username == args["user"])
+        for arg, column in (
+            ("tool", AuditEvent.tool_name),
+            ("status", AuditEvent.status),
+            ("action", AuditEvent.action),
+            ("conversation_id", AuditEvent.conversation_id),
+        ):
+            if arg in args:
+                stmt = stmt.where(column == args[arg])
+        if "since" in args:
+            stmt = stmt.where(AuditEvent.created_at >= to_naive_utc(args["since"]))
+        if "until" in args:
+            stmt = stmt.where(AuditEvent.created_at < to_naive_utc(args["until"]))
+        return paginate(db.session, stmt, args)

@@ -1,0 +1,102 @@
+"""A staff message taken in: cleaned and screened once, then stored with the answer that starts
+`running`, and committed before any model call (if the model fails, nothing the user typed is
+lost). A conversation that is not the caller's is "not found"; one with an unfinished answer takes
+no new message (409) unless that answer's process died or its sign-off expired (recovery.blocking).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from inventory_ai.assistant import answer_store
+from inventory_ai.assistant.answering import AnswerRef
+from inventory_ai.assistant.recovery import Recovery
+from inventory_ai.database import writing
+from inventory_ai.errors import Conflict, InvalidInput
+from inventory_ai.models import AuditEvent, ChatMessage, Conversation, MessageStatus, User
+from inventory_ai.observability import FLAGGED
+from inventory_ai.services import audit, conversations
+from inventory_ai.services.screening import screen
+from inventory_ai.text import language_of, storable
+
+MAX_MESSAGE_CHARS = 4000
+FLAGGED_ACTION = "prompt_injection_flagged"
+
+
+def take_message(
+    session: Session, user: User, text: str, conversation_id: str | None, recovery: Recovery
+) -> AnswerRef:
+    text = storable((text or "").strip())  # the one cleaning of a chat message's text
+    if not text:
+        raise InvalidInput("message is empty")
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise InvalidInput(f"message is {len(text)} characters; the limit is {MAX_MESSAGE_CHARS}")
+    conversation_id = conversation_id or None  # "" starts a new conversation, as no id does
+    # Worked out before the write lock is taken: writers wait for each other (database.WriterTurns),
+    # so only the reads that decide and the writes themselves happen while it is held.
+    # The language the user chose on the page (web/i18n.py) wins; else the question's own.
+    language = user.language if user.language in ("zh", "en") else language_of(text)
+    screening = screen(text)  # the one screening: the verdict goes with the answer (AnswerRef.flagged)
+    rows = answer_store.intake(user.id, text, language, conversation_id)
+    flagged = []
+    if screening.flagged:  # a signal: audited, and the model is reminded (prompts.system_prompt)
+        flagged.append(audit.event(
+            FLAGGED_ACTION, "flagged", user_id=user.id, role=user.role,
+            conversation_id=rows.conversation_id, message_id=rows.question["id"],
+            arguments={"reasons": list(screening.reasons)},
+        ))  # fmt: skip
+    with writing(session):
+        conversation, seq = _conversation_for(session, user, conversation_id, recovery)
+        answer_store.write_intake(session, rows, seq)
+        audit.write(session, flagged)
+        session.commit()
+    if flagged:
+        FLAGGED.inc()
+    answer = answer_store.adopt_intake(session, rows, conversation)
+    return AnswerRef(answer.conversation_id, answer.id, screening.flagged)
+
+
+def _conversation_for(
+    session: Session, user: User, conversation_id: str | None, recovery: Recovery
+) -> tuple[Conversation | None, int]:
+    """The conversation a new message goes into (free to take it), and its last sequence
+    number; None and 0 for a new one."""
+    if conversation_id:
+        conversation = conversations.own_conversation(session, user, conversation_id)
+        waiting = recovery.blocking(session, conversation.id)
+        if waiting is not None:
+            why = {
+                MessageStatus.RUNNING: "an answer still running",
+                MessageStatus.AWAITING_CONFIRMATION: "an answer waiting for your confirmation",
+                MessageStatus.AWAITING_SIGNOFF: "a booking waiting for a manager's sign-off",
+            }[MessageStatus(waiting.status)]
+            raise Conflict(f"this conversation has {why}", {"message_id": waiting.id})
+        seq = session.scalar(
+            select(func.coalesce(func.max(ChatMessage.created_seq), 0)).where(
+                ChatMessage.conversation_id == conversation.id
+            )
+        )
+        return conversation, seq
+    return None, 0
+
+
+def was_flagged(session: Session, answer: ChatMessage) -> bool:
+    """The intake's verdict on the question `answer` answers, as its audit event recorded it: a run
+    resumed in another request reads it rather than screening the text again."""
+    asked = next(
+        (
+            m
+            for m in reversed(answer.conversation.messages)
+            if m.role == "user" and m.created_seq < answer.created_seq
+        ),
+        None,
+    )
+    if asked is None:
+        return False
+    found = select(AuditEvent.id).where(
+        AuditEvent.conversation_id == answer.conversation_id,
+        AuditEvent.action == FLAGGED_ACTION,
+        AuditEvent.message_id == asked.id,
+    )
+    return session.scalar(found.limit(1)) is not None
