@@ -91,6 +91,18 @@ class UsageSchema(Schema):
     output_tokens = fields.Integer()
 
 
+class SignoffOutcomeSchema(Schema):
+    decision = fields.String(metadata={"description": "approved | rejected | expired | withdrawn"})
+    by = fields.String(allow_none=True, metadata={"description": "who decided (none when it expired)"})
+    at = fields.String(allow_none=True, metadata={"description": "when, UTC (RFC 3339)"})
+    reason = fields.String(allow_none=True)
+
+
+class SignoffOfCallSchema(SignoffOutcomeSchema):
+    tool_call_id = fields.String()
+    decision = fields.String(metadata={"description": "waiting | approved | rejected | expired | withdrawn"})
+
+
 class ChatResponseSchema(Schema):
     conversation_id = fields.String()
     message_id = fields.String()
@@ -100,6 +112,14 @@ class ChatResponseSchema(Schema):
     pending = fields.List(fields.Nested(PendingSchema))
     usage = fields.Nested(UsageSchema)
     model = fields.String(allow_none=True, metadata={"description": "the model that wrote the final answer"})
+    signoff = fields.Nested(
+        SignoffOutcomeSchema,
+        allow_none=True,
+        metadata={"description": "the outcome of the answer's sign-off, once decided; null when none"},
+    )
+    signoffs = fields.List(
+        fields.Nested(SignoffOfCallSchema), metadata={"description": "each booking's sign-off, in call order"}
+    )
 
 
 def _wants_stream() -> bool:

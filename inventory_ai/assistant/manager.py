@@ -180,7 +180,6 @@ class ToolExecutionManager:
                 why = {
                     MessageStatus.RUNNING: "an answer still running",
                     MessageStatus.AWAITING_CONFIRMATION: "an answer waiting for your confirmation",
-                    MessageStatus.AWAITING_SIGNOFF: "a booking waiting for a manager's sign-off",
                 }[MessageStatus(waiting.status)]
                 raise Conflict(f"this conversation has {why}", {"message_id": waiting.id})
             seq = session.scalar(
