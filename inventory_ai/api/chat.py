@@ -32,7 +32,7 @@ from inventory_ai.models import (
     ToolCallRecord,
     ToolRound,
 )
-from inventory_ai.services import conversations
+from inventory_ai.services import approvals, conversations
 from inventory_ai.services.conversations import message_view
 
 blp = Blueprint("api_chat", __name__, url_prefix="/api/v1", description="Chat with the assistant")
@@ -269,6 +269,13 @@ class ConversationSummarySchema(Schema):
     id = fields.String()
     title = fields.String()
     updated_at = UtcDateTime()
+    signoff = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "waiting: a booking here waits for a sign-off; approved | rejected | expired: "
+            "an outcome not seen yet (opening the conversation on the page sees it); null: neither"
+        },
+    )
 
 
 class ConversationSchema(Schema):
@@ -282,7 +289,13 @@ class Conversations(MethodView):
     @blp.response(200, ConversationSummarySchema(many=True))
     @login_required
     def get(self):
-        return conversations.recent(db.session, authenticated_user())
+        manager().recovery.expire_due(db.session)  # a sign-off past its time shows as expired
+        listed = conversations.recent(db.session, authenticated_user())
+        marks = approvals.marks(db.session, [c.id for c in listed])
+        return [
+            {"id": c.id, "title": c.title, "updated_at": c.updated_at, "signoff": marks.get(c.id)}
+            for c in listed
+        ]
 
 
 @blp.route("/conversations/<conversation_id>")

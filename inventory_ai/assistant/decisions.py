@@ -324,6 +324,7 @@ class Decisions:
                         if call.signoff is not None:  # withdrawn: the requester decided, now
                             call.signoff.status = SignoffStatus.WITHDRAWN.value
                             call.signoff.decided_by_id, call.signoff.decided_at = user.id, utcnow()
+                            call.signoff.seen_at = call.signoff.decided_at
                     message.completed_at = utcnow()
                     session.commit()
                     return message

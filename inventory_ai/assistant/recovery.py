@@ -26,7 +26,7 @@ from inventory_ai.assistant.compaction import dumps
 from inventory_ai.assistant.prompts import INTERRUPTED, SIGNOFF_EXPIRED
 from inventory_ai.assistant.registry import ToolRegistry
 from inventory_ai.assistant.tools.base import ToolContext, ToolError
-from inventory_ai.database import begin_write, write_transaction
+from inventory_ai.database import begin_write, write_transaction, writing
 from inventory_ai.logging import get_logger
 from inventory_ai.models import CallStatus, ChatMessage, MessageStatus, SignoffStatus, User, utcnow
 from inventory_ai.services import approvals
@@ -258,6 +258,14 @@ class Recovery:
         session.flush()
         return ended
 
+    def expire_due(self, session: Session) -> None:
+        """Expire the sign-offs past their time, if any (only a read when none is), and commit: what
+        a person is about to be shown is as it stands."""
+        if approvals.expired(session):
+            with writing(session):
+                self.expire_signoffs(session)
+                session.commit()
+
     def expire_signoffs(self, session: Session) -> int:
         """Sign-offs nobody gave in time: the booking is declined (nothing booked) and an answer
         left with nothing else to wait for ends with a sentence saying so, without asking the model.
@@ -294,7 +302,7 @@ class Recovery:
                 # be told of a decision, so it is withdrawn, not booked.
                 if record.signoff is not None and record.signoff.status == SignoffStatus.WAITING:
                     record.signoff.status = SignoffStatus.WITHDRAWN.value
-                    record.signoff.decided_at = utcnow()
+                    record.signoff.decided_at = record.signoff.seen_at = utcnow()
                 record.status, record.error_type = CallStatus.DECLINED.value, "Interrupted"
                 record.content = dumps(
                     {"error": {"type": "Interrupted", "message": "not booked: the answer was interrupted"}}

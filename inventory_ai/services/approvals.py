@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, timedelta
 from decimal import Decimal
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, joinedload
 
 from inventory_ai.errors import Forbidden
@@ -119,3 +119,51 @@ def latest_outcome(outcomes_of_answer: list[dict]) -> dict | None:
         return None
     last = max(decided, key=lambda o: o["at"] or "")
     return {key: last[key] for key in ("decision", "by", "at", "reason")}
+
+
+# What marks a conversation in the requester's sidebar: a booking there waits, or an outcome they
+# have not seen yet (one they withdrew themselves they have seen).
+MARKED = (SignoffStatus.APPROVED.value, SignoffStatus.REJECTED.value, SignoffStatus.EXPIRED.value)
+
+
+def marks(session: Session, conversation_ids: list[str]) -> dict[str, str]:
+    """conversation id -> "waiting" (a booking there waits for a sign-off), else the newest outcome
+    not seen yet ("approved", "rejected", "expired"); conversations with neither are left out."""
+    if not conversation_ids:
+        return {}
+    rows = session.execute(
+        select(ChatMessage.conversation_id, Signoff.status, Signoff.decided_at)
+        .join(ChatMessage, ChatMessage.id == Signoff.message_id)
+        .where(
+            ChatMessage.conversation_id.in_(conversation_ids),
+            (Signoff.status == SignoffStatus.WAITING) | (Signoff.seen_at.is_(None)),
+        )
+        .order_by(Signoff.decided_at)
+    ).all()
+    out: dict[str, str] = {}
+    for conversation_id, status, _decided_at in rows:
+        if out.get(conversation_id) == SignoffStatus.WAITING:
+            continue
+        if status == SignoffStatus.WAITING or status in MARKED:
+            out[conversation_id] = status
+    return out
+
+
+def seen(session: Session, conversation_id: str) -> bool:
+    """The requester opened the conversation: its outcomes are seen (the caller commits)."""
+    unseen = (
+        select(Signoff.id)
+        .join(ChatMessage, ChatMessage.id == Signoff.message_id)
+        .where(
+            ChatMessage.conversation_id == conversation_id,
+            Signoff.status != SignoffStatus.WAITING,
+            Signoff.seen_at.is_(None),
+        )
+    )
+    ids = list(session.scalars(unseen))
+    if ids:
+        session.execute(
+            update(Signoff).where(Signoff.id.in_(ids)).values(seen_at=utcnow()),
+            execution_options={"synchronize_session": False},
+        )
+    return bool(ids)

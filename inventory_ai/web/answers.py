@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from inventory_ai.extensions import db
 from inventory_ai.models import CallStatus, ChatMessage, Material, MessageStatus, ToolCallRecord
-from inventory_ai.services import clock
+from inventory_ai.services import approvals, clock, shown
 from inventory_ai.services.stats import stock_history
 from inventory_ai.services.units import fmt_quantity
 from inventory_ai.web import charts
@@ -92,6 +92,7 @@ def answer_view(message: ChatMessage, lang: str, t: dict[str, str]) -> AnswerVie
                     (reports if call.name == "format_report" else lists).append(drawn)
                 charted += [c for c in _charted_materials(call.name, data) if c not in charted]
             view.notes += _decision_notes(call, data, lang, t)
+    view.notes += _signoff_notes(message, t)
     # A report is the answer: the lists it was made from stay behind their chips, not drawn twice.
     view.tables = reports or lists
     for code in charted[:2]:
@@ -196,6 +197,22 @@ def _decision_notes(call: ToolCallRecord, data, lang: str, t: dict[str, str]) ->
     if call.decision_reason:
         key = "rejected_because" if call.status == CallStatus.DECLINED else "approved_because"
         notes.append(("reason", t[key].format(reason=call.decision_reason)))
+    return notes
+
+
+def _signoff_notes(message: ChatMessage, t: dict[str, str]) -> list[tuple[str, str]]:
+    """Who decided a booking's sign-off, when (the plant's clock), and why: on the answer it
+    belongs to, where the requester reads the outcome."""
+    notes = []
+    for outcome in approvals.outcomes(db.session, message):
+        decision = outcome["decision"]
+        if decision == "waiting":
+            continue
+        at = shown.when(datetime.fromisoformat(outcome["at"])) if outcome["at"] else ""
+        text = t[f"signoff_{decision}"].format(by=outcome["by"] or "", at=at)
+        if outcome["reason"]:
+            text += t["signoff_reason"].format(reason=outcome["reason"])
+        notes.append((f"signoff-outcome {decision}", text))
     return notes
 
 

@@ -49,6 +49,17 @@ TEXT = {
     "declined": ("已拒绝", "declined"),
     "waiting_signoff": ("等待签核", "waiting for sign-off"),
     "signoff_note": ("等待主管或管理员签核", "Waiting for a manager's or an admin's sign-off"),
+    # the outcome of a sign-off, on the requester's answer
+    "signoff_approved": ("{by} 已于 {at} 签核批准", "Signed off by {by} on {at}"),
+    "signoff_rejected": ("{by} 已于 {at} 驳回签核", "Rejected by {by} on {at}"),
+    "signoff_expired": ("签核已于 {at} 过期，没有登记", "The sign-off expired on {at}: nothing was booked"),
+    "signoff_withdrawn": ("已于 {at} 撤回，没有登记", "Withdrawn on {at}: nothing was booked"),
+    "signoff_reason": ("，理由：{reason}", ". Reason: {reason}"),
+    # the sidebar's mark on a conversation with a sign-off waiting, or an outcome not yet opened
+    "mark_waiting": ("待主管签核", "Waiting for sign-off"),
+    "mark_approved": ("签核已批准", "Signed off"),
+    "mark_rejected": ("签核被驳回", "Sign-off rejected"),
+    "mark_expired": ("签核已过期", "Sign-off expired"),
     "changed": ("按修改确认：{changes}", "Approved with changes: {changes}"),
     "rejected_because": ("拒绝原因：{reason}", "Reason for rejecting: {reason}"),
     "approved_because": ("确认备注：{reason}", "Note with the approval: {reason}"),

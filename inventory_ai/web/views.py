@@ -26,6 +26,7 @@ from sqlalchemy import func, select
 
 from inventory_ai.assistant.setup import decisions, direct_calls, manager
 from inventory_ai.auth import authenticated_user, check_credentials, log_in, log_out
+from inventory_ai.database import writing
 from inventory_ai.errors import DomainError, NotFound
 from inventory_ai.extensions import chat_limit, db, login_limit
 from inventory_ai.models import (
@@ -134,21 +135,33 @@ def _chat_page(conversation: Conversation | None):
     user = authenticated_user()
     lang = language()
     t = strings(lang)
+    manager().recovery.expire_due(db.session)  # a sign-off past its time shows as expired
     transcript = []
     if conversation is not None:
+        _outcomes_seen(conversation.id)
         for m in conversation.messages:
             if m.role == "user":
                 transcript.append({"role": "user", "content": m.content})
             else:
                 transcript.append({"role": "assistant", "view": answer_view(m, lang, t)})
+    listed = conversations.recent(db.session, user, 50)
     return render_template(
         "chat.html",
-        conversations=[(c, _when(c.updated_at, t)) for c in conversations.recent(db.session, user, 50)],
+        conversations=[(c, _when(c.updated_at, t)) for c in listed],
+        signoff_marks=approvals.marks(db.session, [c.id for c in listed]),
         conversation=conversation,
         transcript=transcript,
         quick_actions=_quick_actions(user, lang),
         timezone=clock.PLANT.key,
     )
+
+
+def _outcomes_seen(conversation_id: str) -> None:
+    """Opening a conversation shows its sign-off outcomes in place: the sidebar stops marking it."""
+    if approvals.marks(db.session, [conversation_id]).get(conversation_id) in approvals.MARKED:
+        with writing(db.session):
+            approvals.seen(db.session, conversation_id)
+            db.session.commit()
 
 
 def _when(moment: datetime, t: dict[str, str]) -> str:
