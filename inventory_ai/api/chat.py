@@ -32,6 +32,7 @@ from inventory_ai.models import (
     ToolCallRecord,
     ToolRound,
 )
+from inventory_ai.readers import reader_language
 from inventory_ai.services import approvals, conversations
 from inventory_ai.services.conversations import message_view
 
@@ -180,7 +181,9 @@ class Chat(MethodView):
     @chat_limit
     def post(self, body):
         user = authenticated_user()
-        turn = manager().prepare_message(db.session, user, body["message"], body.get("conversation_id"))
+        turn = manager().prepare_message(
+            db.session, user, body["message"], body.get("conversation_id"), reader_language(user)
+        )
         return respond(turn, manager().run(db.session, turn))
 
 

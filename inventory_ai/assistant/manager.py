@@ -77,7 +77,7 @@ from inventory_ai.observability import (
 )
 from inventory_ai.services import audit, conversations
 from inventory_ai.services.screening import screen
-from inventory_ai.text import language_of, storable
+from inventory_ai.text import question_language, storable
 
 log = get_logger(__name__)
 
@@ -139,7 +139,14 @@ class ToolExecutionManager:
 
     # --- starting and resuming ---------------------------------------------------------------
 
-    def prepare_message(self, session: Session, user: User, text: str, conversation_id: str | None) -> Turn:
+    def prepare_message(
+        self,
+        session: Session,
+        user: User,
+        text: str,
+        conversation_id: str | None,
+        page_language: str | None = None,
+    ) -> Turn:
         text = storable((text or "").strip())
         if not text:
             raise InvalidInput("message is empty")
@@ -148,8 +155,8 @@ class ToolExecutionManager:
         conversation_id = conversation_id or None  # "" starts a new conversation, as no id does
         # Worked out before the write lock is taken: writers wait for each other (database.WriterTurns),
         # so only the reads that decide and the writes themselves happen while it is held.
-        # The language the user chose on the page (web/i18n.py) wins; else the question's own.
-        language = user.language if user.language in ("zh", "en") else language_of(text)
+        # The answer follows the question's language; a mixed one, the page's (text.question_language).
+        language = question_language(text, page_language or user.language or "zh")
         screening = screen(text)
         rows = records.intake(user.id, text, language, conversation_id)
         flagged = []

@@ -3,16 +3,16 @@ Accept-Language. Names of places and materials come from the catalogue, in the s
 
 from __future__ import annotations
 
-from flask import g, request
+from flask import g
 from flask_login import current_user
 from sqlalchemy import select
 
 from inventory_ai.assistant.tools import builtin_tools
 from inventory_ai.extensions import db
 from inventory_ai.models import Category, Supplier, Warehouse
+from inventory_ai.readers import LANGUAGES as LANGUAGES  # the page's language switch offers these
+from inventory_ai.readers import reader_language
 from inventory_ai.services.ledger import MOVEMENT_WORDS
-
-LANGUAGES = ("zh", "en")
 
 TEXT = {
     "title": ("仓库助手", "Inventory Assistant"),
@@ -95,8 +95,8 @@ TEXT = {
     "reason": ("原因", "Reason"),
     # charts
     "stock_over_time": (
-        "{name} ({code}) 近 {days} 天库存（{unit}）",
-        "{name} ({code}): stock over {days} days ({unit})",
+        "{name} ({code}) 库存，{first} 至 {last}（{days} 天，{unit}）",
+        "{name} ({code}): stock from {first} to {last} ({days} days, {unit})",
     ),
     "stock_from_to": ("库存从 {first} 到 {last} {unit}", "Stock went from {first} to {last} {unit}"),
     # the overview
@@ -153,9 +153,7 @@ TOOL_LABELS = {tool.name: tool.labels for tool in builtin_tools()}
 
 
 def language() -> str:
-    if current_user.is_authenticated and current_user.language in LANGUAGES:
-        return current_user.language
-    return request.accept_languages.best_match(LANGUAGES, default="zh") or "zh"
+    return reader_language(current_user if current_user.is_authenticated else None)
 
 
 def strings(lang: str) -> dict[str, str]:

@@ -8,7 +8,7 @@ one are the same HTML. The overview and sign-off pages add their routes to this 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from urllib.parse import urlparse
 
@@ -38,7 +38,7 @@ from inventory_ai.models import (
     ToolRound,
     User,
 )
-from inventory_ai.services import approvals, clock, conversations
+from inventory_ai.services import approvals, clock, conversations, shown
 from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
 from inventory_ai.web import bp
 from inventory_ai.web.answers import answer_view
@@ -166,7 +166,7 @@ def _outcomes_seen(conversation_id: str) -> None:
 
 def _when(moment: datetime, t: dict[str, str]) -> str:
     """When a conversation was last used, in the plant's time: 今天 14:05, 昨天 09:12, 11-02 16:40."""
-    local = moment.replace(tzinfo=UTC).astimezone(clock.PLANT)
+    local = shown.plant_time(moment)
     today = clock.today()
     if local.date() == today:
         return f"{t['today']} {local:%H:%M}"
@@ -255,7 +255,11 @@ def ask():
     user = authenticated_user()
     try:
         turn = manager().prepare_message(
-            db.session, user, request.form.get("message", ""), request.form.get("conversation_id") or None
+            db.session,
+            user,
+            request.form.get("message", ""),
+            request.form.get("conversation_id") or None,
+            language(),
         )
     except DomainError as exc:
         flash(exc.message, "error")
