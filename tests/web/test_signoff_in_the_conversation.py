@@ -66,7 +66,9 @@ def test_the_requester_sees_who_rejected_when_and_why(browser, live, new_user):
     assert (signoff["decision"], signoff["by"], signoff["reason"]) == ("rejected", "manager", "没有采购单")
     # And it is still there after a reload.
     staff.reload()
-    expect(staff.locator(f'[data-message-id="{message_id}"] .note.signoff-outcome')).to_contain_text("没有采购单")
+    expect(staff.locator(f'[data-message-id="{message_id}"] .note.signoff-outcome')).to_contain_text(
+        "没有采购单"
+    )
     staff.context.close()
 
 
@@ -95,7 +97,9 @@ def test_the_conversation_goes_on_while_a_booking_waits_and_the_outcome_lands_in
     expect(mark).to_have_text("签核已批准")  # and the sidebar marks the conversation
     # After a reload: both questions in the order asked; opening the conversation saw the outcome.
     staff.reload()
-    expect(staff.locator("#transcript .msg.user")).to_have_text(["高筋面粉入库1000公斤", "哪些原料库存不足？"])
+    expect(staff.locator("#transcript .msg.user")).to_have_text(
+        ["高筋面粉入库1000公斤", "哪些原料库存不足？"]
+    )
     expect(staff.locator("#conversation-list li.current .signoff-mark")).to_have_count(0)
     staff.context.close()
 
