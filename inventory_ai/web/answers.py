@@ -250,7 +250,7 @@ def _signoff_notes(message: ChatMessage, t: dict[str, str]) -> list[tuple[str, s
 
 def _shown(value) -> str:
     try:
-        return fmt_quantity(Decimal(str(value))) if isinstance(value, int | float) else str(value)
+        return shown.number(value) if isinstance(value, int | float) else str(value)
     except InvalidOperation:
         return str(value)
 
