@@ -166,15 +166,14 @@ def _outcomes_seen(conversation_id: str) -> None:
 
 def _when(moment: datetime, t: dict[str, str]) -> str:
     """When a conversation was last used, in the plant's time: 今天 14:05, 昨天 09:12, 11-02 16:40."""
-    local = shown.plant_time(moment)
-    today = clock.today()
-    if local.date() == today:
-        return f"{t['today']} {local:%H:%M}"
-    if local.date() == today - timedelta(days=1):
-        return f"{t['yesterday']} {local:%H:%M}"
-    if local.year == today.year:
-        return f"{local:%m-%d %H:%M}"
-    return f"{local:%Y-%m-%d}"
+    day, today, time_of_day = shown.plant_day(moment), clock.today(), shown.when(moment, "time")
+    if day == today:
+        return f"{t['today']} {time_of_day}"
+    if day == today - timedelta(days=1):
+        return f"{t['yesterday']} {time_of_day}"
+    if day.year == today.year:
+        return f"{shown.when(moment, 'month_day')} {time_of_day}"
+    return shown.when(moment, "day")
 
 
 def _quick_actions(user: User, lang: str) -> list[dict]:
