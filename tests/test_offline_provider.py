@@ -365,12 +365,13 @@ def test_a_chinese_reply_carries_no_english_service_error(app):
     assert "没有找到" in body["reply"] and not re.search(r"[A-Za-z]{4,}", body["reply"])
 
 
-def test_the_reply_is_written_in_the_language_the_user_chose(app, session):
+def test_the_reply_follows_the_question_and_the_users_choice_decides_a_mixed_one(app, session):
     user = session.query(User).filter_by(username="staff").one()
     user.language = "en"
     session.commit()
-    body = ask(app, "staff", "帮我查找面粉原料")
-    assert body["reply"].startswith("Found 13 materials")
+    assert ask(app, "staff", "帮我查找面粉原料")["reply"].startswith("找到 13 种")
+    assert ask(app, "staff", "find flour")["reply"].startswith("Found 13 materials")
+    assert ask(app, "staff", "find 面粉")["reply"].startswith("Found 13 materials")  # mixed: the choice
 
 
 def test_english_answers_use_english_names(app):

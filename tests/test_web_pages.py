@@ -48,7 +48,9 @@ def test_retry_after_is_only_on_refusals(app, client, auth):
 # --- the language -------------------------------------------------------------------------------
 
 
-def test_the_chosen_language_is_kept_and_the_assistant_answers_in_it(client, auth, session, user):
+def test_the_chosen_language_is_kept_for_the_page_and_the_answer_follows_the_question(
+    client, auth, session, user
+):
     auth.login("staff")
     assert client.post("/language", data={"language": "fr"}).status_code == 400
     assert client.post("/language", data={"language": ["zh", "en"][1]}).status_code == 302
@@ -56,8 +58,11 @@ def test_the_chosen_language_is_kept_and_the_assistant_answers_in_it(client, aut
     page = client.get("/", headers={"Accept-Language": "zh-CN"}).get_data(as_text=True)
     assert '<html lang="en">' in page and ">Send<" in page
     asked = client.post("/api/v1/chat", json={"message": "高筋面粉出库20公斤"}).json  # asked in Chinese
-    assert asked["pending"][0]["description"] == "Book out 20 kg Bread Flour (M001) in Main Warehouse"
-    assert session.get(ChatMessage, asked["message_id"]).language == "en"
+    assert session.get(ChatMessage, asked["message_id"]).language == "zh"  # answered in Chinese
+    assert asked["pending"][0]["description"] == "出库 20 kg 高筋面粉 (M001)，主仓库"
+    # The page's card is written for its English reader, whatever the question's language.
+    drawn = client.get(f"/messages/{asked['message_id']}").get_data(as_text=True)
+    assert "Book out 20 kg Bread Flour (M001) in Main Warehouse" in drawn and "高筋面粉" not in drawn
 
 
 def test_without_a_choice_the_question_decides_the_answers_language(client, auth, session):
@@ -115,14 +120,14 @@ def test_the_approvals_page_is_for_managers_and_admins(client, auth):
     auth.logout()
     auth.login("manager")
     page = client.get("/approvals").get_data(as_text=True)
-    assert "入库 1000 kg 高筋面粉 (M001)，主仓库" in page and "6200.00" in page
+    assert "入库 1,000 kg 高筋面粉 (M001)，主仓库" in page and "6,200.00" in page
     assert client.get("/").get_data(as_text=True).count('class="badge">1<') == 1
     unclear = client.post(f"/approvals/{call_id}/decision", data={"decision": "maybe"})
     assert unclear.status_code == 400  # a decision is never assumed (tests/web/test_decisions_deliberate.py)
     rejected = client.post(f"/approvals/{call_id}/decision", data={"decision": "reject", "reason": "不需要"})
     assert rejected.status_code == 302
     after = client.get("/approvals").get_data(as_text=True)
-    assert "已驳回：入库 1000 kg 高筋面粉 (M001)，主仓库" in after and "6200.00" not in after
+    assert "已驳回：入库 1,000 kg 高筋面粉 (M001)，主仓库" in after and "6,200.00" not in after
     late = client.post(f"/approvals/{call_id}/decision", data={"decision": "approve"})
     assert late.status_code == 302
     assert '<div class="flash error" role="alert">this sign-off is rejected already' in client.get(

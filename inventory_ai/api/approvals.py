@@ -14,12 +14,14 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
 from inventory_ai.api.fields import ExplicitDecision, UtcDateTime
+from inventory_ai.assistant.described import described
 from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.auth import authenticated_user
 from inventory_ai.database import writing
 from inventory_ai.errors import Forbidden
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, Signoff, User
+from inventory_ai.readers import reader_language
 from inventory_ai.services import approvals
 
 blp = Blueprint("api_approvals", __name__, url_prefix="/api/v1", description="Sign-off of large bookings")
@@ -38,7 +40,10 @@ class SignoffSchema(Schema):
     tool_call_id = fields.String()
     tool = fields.String()
     description = fields.String(
-        metadata={"description": "what the booking does, as the requester approved it"}
+        metadata={
+            "description": "what the booking does, as the requester approved it, in the caller's language "
+            "(their chosen one, else Accept-Language)"
+        }
     )
     arguments = fields.Raw()
     value_cny = fields.String()
@@ -67,7 +72,7 @@ def _view(signoff: Signoff) -> dict:
     return {
         "tool_call_id": call.call_id,
         "tool": call.name,
-        "description": call.description or "",
+        "description": described(manager().registry, db.session, call, reader_language(authenticated_user())),
         "arguments": json.loads(call.approved_arguments or call.arguments),
         "value_cny": f"{signoff.value_cny:.2f}",
         "requested_by": names.get(signoff.requested_by_id, ""),

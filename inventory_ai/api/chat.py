@@ -33,7 +33,8 @@ from inventory_ai.models import (
     ToolCallRecord,
     ToolRound,
 )
-from inventory_ai.services import conversations
+from inventory_ai.readers import reader_language
+from inventory_ai.services import approvals, conversations
 from inventory_ai.services.conversations import message_view
 
 blp = Blueprint("api_chat", __name__, url_prefix="/api/v1", description="Chat with the assistant")
@@ -92,6 +93,18 @@ class UsageSchema(Schema):
     output_tokens = fields.Integer()
 
 
+class SignoffOutcomeSchema(Schema):
+    decision = fields.String(metadata={"description": "approved | rejected | expired | withdrawn"})
+    by = fields.String(allow_none=True, metadata={"description": "who decided (none when it expired)"})
+    at = fields.String(allow_none=True, metadata={"description": "when, UTC (RFC 3339)"})
+    reason = fields.String(allow_none=True)
+
+
+class SignoffOfCallSchema(SignoffOutcomeSchema):
+    tool_call_id = fields.String()
+    decision = fields.String(metadata={"description": "waiting | approved | rejected | expired | withdrawn"})
+
+
 class ChatResponseSchema(Schema):
     conversation_id = fields.String()
     message_id = fields.String()
@@ -101,6 +114,14 @@ class ChatResponseSchema(Schema):
     pending = fields.List(fields.Nested(PendingSchema))
     usage = fields.Nested(UsageSchema)
     model = fields.String(allow_none=True, metadata={"description": "the model that wrote the final answer"})
+    signoff = fields.Nested(
+        SignoffOutcomeSchema,
+        allow_none=True,
+        metadata={"description": "the outcome of the answer's sign-off, once decided; null when none"},
+    )
+    signoffs = fields.List(
+        fields.Nested(SignoffOfCallSchema), metadata={"description": "each booking's sign-off, in call order"}
+    )
 
 
 def _wants_stream() -> bool:
@@ -161,7 +182,9 @@ class Chat(MethodView):
     @chat_limit
     def post(self, body):
         user = authenticated_user()
-        turn = manager().prepare_message(db.session, user, body["message"], body.get("conversation_id"))
+        turn = manager().prepare_message(
+            db.session, user, body["message"], body.get("conversation_id"), reader_language(user)
+        )
         return respond(turn, manager().run(db.session, turn))
 
 
@@ -250,6 +273,13 @@ class ConversationSummarySchema(Schema):
     id = fields.String()
     title = fields.String()
     updated_at = UtcDateTime()
+    signoff = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "waiting: a booking here waits for a sign-off; approved | rejected | expired: "
+            "an outcome not seen yet (opening the conversation on the page sees it); null: neither"
+        },
+    )
 
 
 class ConversationSchema(Schema):
@@ -263,7 +293,13 @@ class Conversations(MethodView):
     @blp.response(200, ConversationSummarySchema(many=True))
     @login_required
     def get(self):
-        return conversations.recent(db.session, authenticated_user())
+        manager().recovery.expire_due(db.session)  # a sign-off past its time shows as expired
+        listed = conversations.recent(db.session, authenticated_user())
+        marks = approvals.marks(db.session, [c.id for c in listed])
+        return [
+            {"id": c.id, "title": c.title, "updated_at": c.updated_at, "signoff": marks.get(c.id)}
+            for c in listed
+        ]
 
 
 @blp.route("/conversations/<conversation_id>")

@@ -175,8 +175,10 @@ class Decisions:
                     for call in (c for r in message.rounds for c in r.calls if c.status == call_status):
                         call.status = CallStatus.DECLINED.value
                         call.content = dumps({"error": {"type": "Declined", "message": why}})
-                        if call.signoff is not None:
+                        if call.signoff is not None:  # withdrawn: the requester decided, now
                             call.signoff.status = SignoffStatus.WITHDRAWN.value
+                            call.signoff.decided_by_id, call.signoff.decided_at = user.id, utcnow()
+                            call.signoff.seen_at = call.signoff.decided_at
                     message.completed_at = utcnow()
                     session.commit()
                     return message

@@ -4,6 +4,14 @@ and what is sent is cut to a token budget.
 An assistant message is stored as its final text plus its tool rounds. For the model each round
 becomes the assistant message that asked for the calls (its text and `tool_calls` exactly as the
 model sent them) followed by one `tool` message per call, in call order; the final text follows.
+A call nobody has decided yet (an earlier answer's booking waiting for a manager's sign-off, while
+the conversation goes on) still gets its `tool` message, saying it waits and nothing is booked: a
+`tool_calls` message without one for each call is an invalid request to DashScope.
+
+Whose history: an answer sees the turns before it, never those after it. A later question, asked
+while an earlier booking waited for its sign-off, sees that answer as it stands (waiting, or decided
+by then); the earlier answer, resumed by the sign-off, continues from its own question and rounds,
+not from what was asked after it: its reply is about its own booking, at its own place.
 
 The budget (Config.history_token_budget, counted with the Qwen tokenizer, tokens.py):
   - the current turn (the question and this answer's rounds so far) is always sent whole;
@@ -37,6 +45,12 @@ SUMMARY_MAX_TOKENS = 800
 QUESTION_CHARS = 100
 ANSWER_CHARS = 120
 UNFINISHED = "[This answer ended {status} before it was finished; the tool results above are what was done.]"
+# A call still waiting for a person, as the tool message that pairs with it.
+UNDECIDED = {
+    CallStatus.PENDING_CONFIRMATION: "waiting for the user's confirmation: not booked yet",
+    CallStatus.AWAITING_SIGNOFF: "approved by the user, waiting for a manager's sign-off: not booked yet",
+}
+WAITING = "[This answer waits: {status}. The calls above without a result have not been carried out.]"
 
 # Token counts of finished turns, for this process (a stored turn never changes once answered).
 _counted = tokens.Counts()
@@ -64,9 +78,10 @@ def round_messages(stored: ToolRound) -> list[Message]:
     )
     out = [Message("assistant", stored.assistant_response or "", tool_calls=calls)]
     for call in stored.calls:
-        if call.status == CallStatus.PENDING_CONFIRMATION:
-            continue  # not answered yet: the loop only replays rounds that are complete
-        out.append(Message("tool", call.content or "", tool_call_id=call.model_call_id, name=call.name))
+        content = call.content or ""
+        if call.status in UNDECIDED:
+            content = json.dumps({"status": call.status, "message": UNDECIDED[call.status]})
+        out.append(Message("tool", content, tool_call_id=call.model_call_id, name=call.name))
     return out
 
 
@@ -89,9 +104,15 @@ class Turn:
 
     @property
     def key(self) -> tuple:
-        """Identifies what the turn says: ids are unique, and an answer is final once it is earlier."""
+        """Identifies what the turn says: ids are unique, and an earlier answer changes only when a
+        decision claims it (a sign-off resuming it), which moves its status and its heartbeat."""
         q, a = self.question, self.answer
-        return (q.id if q else None, a.id if a else None, a.status if a else None)
+        return (
+            q.id if q else None,
+            a.id if a else None,
+            a.status if a else None,
+            a.heartbeat_at if a else None,
+        )
 
     def messages(self) -> list[Message]:
         out = [Message("user", self.question.content)] if self.question is not None else []
@@ -102,9 +123,11 @@ class Turn:
         # or a stop must not be proposed again as if it never happened.
         for r in answer.rounds:
             out += round_messages(r)
-        if answer.status == MessageStatus.COMPLETED:
-            if answer.content:
+        if answer.status in (MessageStatus.COMPLETED, MessageStatus.AWAITING_SIGNOFF):
+            if answer.content:  # what it said (one waiting for a sign-off said that it waits)
                 out.append(Message("assistant", answer.content))
+        elif answer.status in (MessageStatus.AWAITING_CONFIRMATION, MessageStatus.RUNNING):
+            out.append(Message("assistant", WAITING.format(status=answer.status)))
         elif answer.rounds:  # its words are not replayed as if they were said; that it stopped is
             out.append(Message("assistant", UNFINISHED.format(status=answer.status)))
         return out
@@ -115,8 +138,13 @@ class Turn:
         if answer is None or answer.status != MessageStatus.COMPLETED:
             done = [c.description or c.name for r in (answer.rounds if answer else []) for c in r.calls
                     if c.status == CallStatus.SUCCESS]  # fmt: skip
+            ended = (
+                "ended"
+                if answer is None or answer.status in (MessageStatus.FAILED, MessageStatus.CANCELLED)
+                else "is"
+            )
             said = (
-                f"(ended {answer.status if answer else 'unanswered'}"
+                f"({ended} {answer.status if answer else 'unanswered'}"
                 + (f"; done: {'; '.join(done)}" if done else "")
                 + ")"
             )

@@ -1,7 +1,8 @@
 """A staff message taken in: cleaned and screened once, then stored with the answer that starts
 `running`, and committed before any model call (if the model fails, nothing the user typed is
-lost). A conversation that is not the caller's is "not found"; one with an unfinished answer takes
-no new message (409) unless that answer's process died or its sign-off expired (recovery.blocking).
+lost). A conversation that is not the caller's is "not found"; one whose latest answer is still
+running or waiting for its requester's confirmation takes no new message (409) unless that answer's
+process died (recovery.blocking); a booking waiting for a manager's sign-off holds nothing.
 """
 
 from __future__ import annotations
@@ -18,14 +19,19 @@ from inventory_ai.models import AuditEvent, ChatMessage, Conversation, MessageSt
 from inventory_ai.observability import FLAGGED
 from inventory_ai.services import audit, conversations
 from inventory_ai.services.screening import screen
-from inventory_ai.text import language_of, storable
+from inventory_ai.text import question_language, storable
 
 MAX_MESSAGE_CHARS = 4000
 FLAGGED_ACTION = "prompt_injection_flagged"
 
 
 def take_message(
-    session: Session, user: User, text: str, conversation_id: str | None, recovery: Recovery
+    session: Session,
+    user: User,
+    text: str,
+    conversation_id: str | None,
+    recovery: Recovery,
+    page_language: str | None = None,
 ) -> AnswerRef:
     text = storable((text or "").strip())  # the one cleaning of a chat message's text
     if not text:
@@ -35,8 +41,8 @@ def take_message(
     conversation_id = conversation_id or None  # "" starts a new conversation, as no id does
     # Worked out before the write lock is taken: writers wait for each other (database.WriterTurns),
     # so only the reads that decide and the writes themselves happen while it is held.
-    # The language the user chose on the page (web/i18n.py) wins; else the question's own.
-    language = user.language if user.language in ("zh", "en") else language_of(text)
+    # The answer follows the question's language; a mixed one, the page's (text.question_language).
+    language = question_language(text, page_language or user.language or "zh")
     screening = screen(text)  # the one screening: the verdict goes with the answer (AnswerRef.flagged)
     rows = answer_store.intake(user.id, text, language, conversation_id)
     flagged = []
@@ -69,7 +75,6 @@ def _conversation_for(
             why = {
                 MessageStatus.RUNNING: "an answer still running",
                 MessageStatus.AWAITING_CONFIRMATION: "an answer waiting for your confirmation",
-                MessageStatus.AWAITING_SIGNOFF: "a booking waiting for a manager's sign-off",
             }[MessageStatus(waiting.status)]
             raise Conflict(f"this conversation has {why}", {"message_id": waiting.id})
         seq = session.scalar(

@@ -118,10 +118,16 @@ class ToolExecutionManager:
     # --- starting and resuming ---------------------------------------------------------------
 
     def prepare_message(
-        self, session: Session, user: User, text: str, conversation_id: str | None
+        self,
+        session: Session,
+        user: User,
+        text: str,
+        conversation_id: str | None,
+        page_language: str | None = None,
     ) -> AnswerRef:
-        """Store the user's message and the answer that starts running (intake.py)."""
-        return intake.take_message(session, user, text, conversation_id, self.recovery)
+        """Store the user's message and the answer that starts running (intake.py); the answer
+        follows the question's language, a mixed one the page's (`page_language`, else the user's)."""
+        return intake.take_message(session, user, text, conversation_id, self.recovery, page_language)
 
     @contextmanager
     def override(

@@ -1,6 +1,6 @@
 """Asking the model, for the loop (manager.py): who may answer, and one streamed call.
 
-Who may answer is a chain (setup.provider_factory): the configured model, then the fallbacks of
+Who may answer is a chain (extension.provider_factory): the configured model, then the fallbacks of
 INVENTORY_AI_LLM_FALLBACK, each tried when the one before failed after its retries or its breaker is
 open. Past the user's daily token budget only those that cost no tokens are left; with none left,
 the answer fails with a 429 until the plant's midnight. Every call leaves a usage row (ModelUsage,

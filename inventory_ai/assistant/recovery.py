@@ -26,7 +26,7 @@ from inventory_ai.assistant.prompts import INTERRUPTED, SIGNOFF_EXPIRED
 from inventory_ai.assistant.registry import ToolRegistry
 from inventory_ai.assistant.tool_calls import CallRunner
 from inventory_ai.assistant.tools.base import ToolContext, ToolError
-from inventory_ai.database import begin_write, write_transaction
+from inventory_ai.database import begin_write, write_transaction, writing
 from inventory_ai.logging import get_logger
 from inventory_ai.models import CallStatus, ChatMessage, MessageStatus, SignoffStatus, User, utcnow
 from inventory_ai.services import approvals
@@ -207,31 +207,39 @@ class Recovery:
         self.stale_after = stale_after
 
     def blocking(self, session: Session, conversation_id: str) -> ChatMessage | None:
-        """The conversation's unfinished answer, which a new message must wait for, if any. One
-        whose process died, or whose sign-off expired, is ended first: it no longer blocks."""
-        unfinished = (
+        """The answer a new message must wait for, if any: the conversation's latest answer while it
+        runs or waits for its requester's confirmation. A booking waiting for a manager's sign-off
+        holds nothing: the conversation goes on meanwhile, and when the sign-off comes the answer it
+        belongs to resumes at its own place (decisions.py), holding nothing either. A latest answer
+        whose process died is ended first: it no longer blocks."""
+        latest = session.scalars(
+            select(ChatMessage)
+            .where(ChatMessage.conversation_id == conversation_id, ChatMessage.role == "assistant")
+            .order_by(ChatMessage.created_seq.desc())
+            .limit(1)
+            .execution_options(populate_existing=True)
+        ).first()
+        if latest is None or latest.status not in (
             MessageStatus.RUNNING,
             MessageStatus.AWAITING_CONFIRMATION,
-            MessageStatus.AWAITING_SIGNOFF,
-        )
-        query = select(ChatMessage).where(
-            ChatMessage.conversation_id == conversation_id, ChatMessage.status.in_(unfinished)
-        )
-        waiting = session.scalars(query.execution_options(populate_existing=True)).first()
-        if waiting is None:
+        ):
             return None
-        if is_stale(waiting, self.stale_after) and self.end_stale(session, [waiting.id]):
+        if is_stale(latest, self.stale_after) and self.end_stale(session, [latest.id]):
             return None
-        if waiting.status == MessageStatus.AWAITING_SIGNOFF and self.expire_signoffs(session):
-            return session.scalars(query.execution_options(populate_existing=True)).first()
-        return waiting
+        return latest
 
     def seen(self, session: Session, message: ChatMessage) -> None:
-        """Someone looks at an answer: if its process died, it is ended first, so they see it as it is."""
+        """Someone looks at an answer: if its process died, or its sign-off expired, it is ended
+        first, so they see it as it is."""
         if is_stale(message, self.stale_after):
             begin_write(session)
             self.end_stale(session, [message.id])
             session.commit()
+        elif message.status == MessageStatus.AWAITING_SIGNOFF and approvals.expired(session, message.id):
+            begin_write(session)
+            self.expire_signoffs(session)
+            session.commit()
+            session.refresh(message)
 
     def end_stale(self, session: Session, message_ids: list[str] | None = None) -> int:
         """End running answers whose heartbeat stopped (these, or any): `failed` (`interrupted`).
@@ -250,6 +258,14 @@ class Recovery:
         session.flush()
         return ended
 
+    def expire_due(self, session: Session) -> None:
+        """Expire the sign-offs past their time, if any (only a read when none is), and commit: what
+        a person is about to be shown is as it stands."""
+        if approvals.expired(session):
+            with writing(session):
+                self.expire_signoffs(session)
+                session.commit()
+
     def expire_signoffs(self, session: Session) -> int:
         """Sign-offs nobody gave in time: the booking is declined (nothing booked) and an answer
         left with nothing else to wait for ends with a sentence saying so, without asking the model.
@@ -257,6 +273,7 @@ class Recovery:
         ended = approvals.expired(session)
         for signoff in ended:
             signoff.status = SignoffStatus.EXPIRED.value
+            signoff.decided_at = signoff.expires_at  # nobody decided: it ran out then
             record = signoff.call
             record.status, record.error_type = CallStatus.DECLINED.value, "Expired"
             record.content = dumps(
@@ -285,6 +302,7 @@ class Recovery:
                 # be told of a decision, so it is withdrawn, not booked.
                 if record.signoff is not None and record.signoff.status == SignoffStatus.WAITING:
                     record.signoff.status = SignoffStatus.WITHDRAWN.value
+                    record.signoff.decided_at = record.signoff.seen_at = utcnow()
                 record.status, record.error_type = CallStatus.DECLINED.value, "Interrupted"
                 record.content = dumps(
                     {"error": {"type": "Interrupted", "message": "not booked: the answer was interrupted"}}

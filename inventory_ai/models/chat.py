@@ -163,6 +163,9 @@ class Signoff(db.Model):
     decided_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
     decided_at: Mapped[datetime | None]
     reason: Mapped[str | None] = mapped_column(String(500))
+    # When the requester first opened the conversation after the outcome: until then the sidebar
+    # marks that conversation (web/views.py).
+    seen_at: Mapped[datetime | None]
 
     call: Mapped[ToolCallRecord] = relationship(back_populates="signoff")
 

@@ -6,11 +6,12 @@ A conversation or answer that is not the caller's looks exactly like a missing o
 from __future__ import annotations
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, object_session
 
 from inventory_ai import strict_json
 from inventory_ai.errors import NotFound
 from inventory_ai.models import CallStatus, ChatMessage, Conversation, User
+from inventory_ai.services import approvals
 
 
 def own_conversation(session: Session, user: User, conversation_id: str) -> Conversation:
@@ -87,6 +88,7 @@ def message_view(message: ChatMessage) -> dict:
         rounds.append(
             {"assistant_response": stored.assistant_response, "tool_calls": calls, "results": results}
         )
+    signoffs = approvals.outcomes(object_session(message), message)
     return {
         "conversation_id": message.conversation_id,
         "message_id": message.id,
@@ -96,4 +98,6 @@ def message_view(message: ChatMessage) -> dict:
         "pending": pending,
         "usage": {"input_tokens": message.input_tokens, "output_tokens": message.output_tokens},
         "model": message.model,
+        "signoff": approvals.latest_outcome(signoffs),
+        "signoffs": signoffs,
     }

@@ -26,6 +26,7 @@ from inventory_ai.models import (
     StockMovement,
     Warehouse,
 )
+from inventory_ai.services import shown
 from inventory_ai.services.bookings import BookingRequest
 from inventory_ai.services.catalog import find_material, find_warehouse
 from inventory_ai.services.units import (
@@ -324,14 +325,17 @@ def booking_value(session: Session, request: BookingRequest) -> Decimal:
     return (quantity * material.unit_cost).quantize(Decimal("0.01"))
 
 
-def describe_booking(session: Session, request: BookingRequest, language: str = "zh") -> str:
-    """ "出库 20 kg 高筋面粉 (M001)，主仓库": the sentence a person approves. A booking that could
-    not go through (more out than is on hand) is refused now, saying what is on hand, rather than
-    after the person approved it."""
+def describe_booking(
+    session: Session, request: BookingRequest, language: str = "zh", check_stock: bool = True
+) -> str:
+    """ "出库 20 kg 高筋面粉 (M001)，主仓库": the sentence a person approves, in their language. A
+    booking that could not go through (more out than is on hand) is refused now, saying what is on
+    hand, rather than after the person approved it. Written again for each reader (check_stock
+    False): a manager reading in English sees English whatever the requester wrote."""
     material, warehouse, target, quantity = validate(session, request)
     words = MOVEMENT_WORDS[request.movement_type]
-    amount = f"{fmt_quantity(quantity)} {material.unit}"
-    if request.movement_type in (MovementType.OUTBOUND, MovementType.TRANSFER):
+    amount = f"{shown.number(quantity)} {material.unit}"
+    if check_stock and request.movement_type in (MovementType.OUTBOUND, MovementType.TRANSFER):
         have = session.scalar(
             select(StockLevel.quantity).where(
                 StockLevel.material_id == material.id, StockLevel.warehouse_id == warehouse.id
@@ -339,12 +343,13 @@ def describe_booking(session: Session, request: BookingRequest, language: str = 
         ) or Decimal(0)
         if have < quantity:
             on_hand = f"{fmt_quantity(have)} {material.unit}"
+            asked = f"{fmt_quantity(quantity)} {material.unit}"
             message = (
                 f"库存不足：{warehouse.name_zh}现有{material.name_zh} ({material.code}) {on_hand}，"
-                f"要{words.zh} {amount}"
+                f"要{words.zh} {asked}"
                 if language == "zh"
                 else f"not enough stock: {warehouse.name_en} has {on_hand} of {material.name_en} "
-                f"({material.code}); asked {amount}"
+                f"({material.code}); asked {asked}"
             )
             raise InsufficientStock(
                 message, {"have": fmt_quantity(have), "asked": fmt_quantity(quantity), "unit": material.unit}

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
 from inventory_ai.models import PurchaseRequest, PurchaseRequestStatus, User, utcnow
+from inventory_ai.services import clock
 from inventory_ai.services.catalog import find_material
 from inventory_ai.services.units import convert, fmt_quantity, parse_quantity
 
@@ -34,7 +35,7 @@ def create_purchase_request(
             due = needed_by if isinstance(needed_by, date) else date.fromisoformat(str(needed_by))
         except ValueError as exc:
             raise InvalidInput(f"needed_by must be a date such as 2026-12-01, got {needed_by!r}") from exc
-        if due < utcnow().date():
+        if due < clock.today():  # the plant's day: a date people say
             raise InvalidInput(f"needed_by {due.isoformat()} is in the past")
     request = PurchaseRequest(
         material_id=material.id,

@@ -9,16 +9,18 @@ The page draws an answer from here both when a conversation is loaded and when a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from flask import current_app, url_for
 from markupsafe import Markup
 from sqlalchemy import select
 
+from inventory_ai.assistant.described import described
+from inventory_ai.assistant.extension import manager
 from inventory_ai.extensions import db
 from inventory_ai.models import CallStatus, ChatMessage, Material, MessageStatus, ToolCallRecord
-from inventory_ai.services import clock
+from inventory_ai.services import approvals, clock, shown
 from inventory_ai.services.stats import stock_history
 from inventory_ai.services.units import fmt_quantity
 from inventory_ai.web import charts
@@ -34,7 +36,7 @@ from inventory_ai.web.tables import (
     row_count,
 )
 
-CHART_DAYS = 90
+CHART_DAYS = 90  # a material's detail: its last three months
 
 
 @dataclass
@@ -75,14 +77,14 @@ def primary_model() -> str:
 def answer_view(message: ChatMessage, lang: str, t: dict[str, str]) -> AnswerView:
     view = AnswerView(message.id, message.status, reply=render(message.content))
     cells = Cells(lang, t, place_names(lang))
-    charted: list[str] = []
+    charted: dict[str, tuple[str, object]] = {}  # material code -> (tool, arguments) that showed it
     reports: list[tuple[ResultTable, str | None]] = []
     lists: list[tuple[ResultTable, str | None]] = []
     for stored in message.rounds:
         for call in stored.calls:
             view.calls.append(f"{t.get('tool.' + call.name, call.name)}: {call.arguments}")
             if call.status == CallStatus.PENDING_CONFIRMATION:
-                view.cards.append(_card(call))
+                view.cards.append(_card(call, lang))
                 continue
             data = parsed(call.content)
             view.chips.append(_chip(call, data, t))
@@ -90,12 +92,14 @@ def answer_view(message: ChatMessage, lang: str, t: dict[str, str]) -> AnswerVie
                 drawn = _drawn_table(call, data, cells)
                 if drawn is not None:
                     (reports if call.name == "format_report" else lists).append(drawn)
-                charted += [c for c in _charted_materials(call.name, data) if c not in charted]
+                for code in _charted_materials(call.name, data):
+                    charted.setdefault(code, (call.name, parsed(call.approved_arguments or call.arguments)))
             view.notes += _decision_notes(call, data, lang, t)
+    view.notes += _signoff_notes(message, t)
     # A report is the answer: the lists it was made from stay behind their chips, not drawn twice.
     view.tables = reports or lists
-    for code in charted[:2]:
-        chart = _stock_chart(code, message, lang, t)
+    for code, (tool, arguments) in list(charted.items())[:2]:
+        chart = _stock_chart(code, _period(tool, arguments, message), message, lang, t)
         if chart is not None:
             view.charts.append(chart)
     view.notes += _ending_notes(message, t)
@@ -141,31 +145,60 @@ def _charted_materials(tool: str, data) -> list[str]:
     return []
 
 
-def _stock_chart(code: str, message: ChatMessage, lang: str, t: dict[str, str]) -> tuple[str, Markup] | None:
-    """(caption, drawing) of a material's stock over the days before the answer."""
+def _period(tool: str, arguments, message: ChatMessage) -> tuple[date, date]:
+    """The plant days a chart shows: for a movement list, the days it listed (`since`/`until`, else
+    its last `days`, 30 unless asked: the tool's own default); for a material's detail, the
+    CHART_DAYS before the answer. Never past the day the answer was written."""
+    arguments = arguments if isinstance(arguments, dict) else {}
+    written = shown.plant_day(message.created_at)
+    if tool != "get_stock_movements":
+        return written - timedelta(days=CHART_DAYS - 1), written
+    try:
+        since = date.fromisoformat(arguments["since"]) if arguments.get("since") else None
+        until = date.fromisoformat(arguments["until"]) if arguments.get("until") else None
+    except (TypeError, ValueError):
+        since = until = None
+    until = min(until or written, written)
+    days = arguments.get("days")
+    if not isinstance(days, int) or isinstance(days, bool) or not 0 < days <= 366:
+        days = 30
+    since = since or until - timedelta(days=days - 1)
+    return min(since, until), until
+
+
+def _stock_chart(
+    code: str, period: tuple[date, date], message: ChatMessage, lang: str, t: dict[str, str]
+) -> tuple[str, Markup] | None:
+    """(caption, drawing) of a material's stock over the plant days of `period`, up to the answer;
+    the caption names the period."""
     material = db.session.scalar(select(Material).where(Material.code == code))
     if material is None:
         return None
-    end = message.created_at  # what was true when the answer was written, on every reload
-    points = stock_history(db.session, material.id, end - timedelta(days=CHART_DAYS), end)
+    first_day, last_day = period
+    start = clock.day_start_utc(first_day)
+    end = min(clock.day_end_utc(last_day), message.created_at)  # what was true when it was written
+    points = stock_history(db.session, material.id, start, end)
     name = material.name_zh if lang == "zh" else material.name_en
-    label = t["stock_over_time"].format(name=name, code=code, days=CHART_DAYS, unit=material.unit)
+    label = t["stock_over_time"].format(
+        name=name,
+        code=code,
+        days=(last_day - first_day).days + 1,
+        first=shown.when(first_day, "day"),
+        last=shown.when(last_day, "day"),
+        unit=material.unit,
+    )
     described = t["stock_from_to"].format(
-        first=fmt_quantity(points[0][1]), last=fmt_quantity(points[-1][1]), unit=material.unit
+        first=shown.number(points[0][1]), last=shown.number(points[-1][1]), unit=material.unit
     )
     reorder = (material.reorder_point, t["reorder_point"]) if material.reorder_point else None
-    days = tuple(_plant_day(when) for when in (points[0][0], points[-1][0]))
+    days = tuple(shown.when(when, "month_day") for when in (points[0][0], points[-1][0]))
     return label, charts.stock_line(points, reorder, days, label, described)
 
 
-def _plant_day(moment: datetime) -> str:
-    return moment.replace(tzinfo=UTC).astimezone(clock.PLANT).strftime("%m-%d")
-
-
-def _card(call: ToolCallRecord) -> Card:
+def _card(call: ToolCallRecord, lang: str) -> Card:
     arguments = parsed(call.arguments)
     arguments = arguments if isinstance(arguments, dict) else {}
-    card = Card(call.call_id, call.description or call.name)
+    card = Card(call.call_id, described(manager().registry, db.session, call, lang))
     quantity = arguments.get("quantity")
     if isinstance(quantity, int | float) and not isinstance(quantity, bool):
         card.quantity = fmt_quantity(Decimal(str(quantity)))
@@ -199,9 +232,25 @@ def _decision_notes(call: ToolCallRecord, data, lang: str, t: dict[str, str]) ->
     return notes
 
 
+def _signoff_notes(message: ChatMessage, t: dict[str, str]) -> list[tuple[str, str]]:
+    """Who decided a booking's sign-off, when (the plant's clock), and why: on the answer it
+    belongs to, where the requester reads the outcome."""
+    notes = []
+    for outcome in approvals.outcomes(db.session, message):
+        decision = outcome["decision"]
+        if decision == "waiting":
+            continue
+        at = shown.when(datetime.fromisoformat(outcome["at"])) if outcome["at"] else ""
+        text = t[f"signoff_{decision}"].format(by=outcome["by"] or "", at=at)
+        if outcome["reason"]:
+            text += t["signoff_reason"].format(reason=outcome["reason"])
+        notes.append((f"signoff-outcome {decision}", text))
+    return notes
+
+
 def _shown(value) -> str:
     try:
-        return fmt_quantity(Decimal(str(value))) if isinstance(value, int | float) else str(value)
+        return shown.number(value) if isinstance(value, int | float) else str(value)
     except InvalidOperation:
         return str(value)
 

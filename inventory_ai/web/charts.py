@@ -15,7 +15,7 @@ from decimal import Decimal
 
 from markupsafe import Markup
 
-from inventory_ai.services.units import fmt_quantity
+from inventory_ai.services.shown import number
 
 # The drawing's own units (viewBox); the page scales it to the column's width.
 WIDTH, HEIGHT = 480, 200
@@ -71,7 +71,7 @@ def stock_line(
     for tick in (Decimal(0), top / 2, top):
         parts.append(
             Markup('<text class="tick" x="{}" y="{}" text-anchor="end">{}</text>').format(
-                LEFT - 4, _num(y(tick) + 4), fmt_quantity(tick)
+                LEFT - 4, _num(y(tick) + 4), number(tick)
             )
         )
         if tick:
@@ -91,7 +91,7 @@ def stock_line(
                 WIDTH - RIGHT,
                 _num(y(reorder) - 4),
                 reorder_point[1],
-                fmt_quantity(reorder),
+                number(reorder),
             )
         )
     parts.append(Markup('<path class="line" d="{}"/>').format(" ".join(steps)))

@@ -3,16 +3,16 @@ Accept-Language. Names of places and materials come from the catalogue, in the s
 
 from __future__ import annotations
 
-from flask import g, request
+from flask import g
 from flask_login import current_user
 from sqlalchemy import select
 
 from inventory_ai.assistant.tools import builtin_tools
 from inventory_ai.extensions import db
 from inventory_ai.models import Category, Supplier, Warehouse
+from inventory_ai.readers import LANGUAGES as LANGUAGES  # the page's language switch offers these
+from inventory_ai.readers import reader_language
 from inventory_ai.services.ledger import MOVEMENT_WORDS
-
-LANGUAGES = ("zh", "en")
 
 TEXT = {
     "title": ("仓库助手", "Inventory Assistant"),
@@ -49,6 +49,17 @@ TEXT = {
     "declined": ("已拒绝", "declined"),
     "waiting_signoff": ("等待签核", "waiting for sign-off"),
     "signoff_note": ("等待主管或管理员签核", "Waiting for a manager's or an admin's sign-off"),
+    # the outcome of a sign-off, on the requester's answer
+    "signoff_approved": ("{by} 已于 {at} 签核批准", "Signed off by {by} on {at}"),
+    "signoff_rejected": ("{by} 已于 {at} 驳回签核", "Rejected by {by} on {at}"),
+    "signoff_expired": ("签核已于 {at} 过期，没有登记", "The sign-off expired on {at}: nothing was booked"),
+    "signoff_withdrawn": ("已于 {at} 撤回，没有登记", "Withdrawn on {at}: nothing was booked"),
+    "signoff_reason": ("，理由：{reason}", ". Reason: {reason}"),
+    # the sidebar's mark on a conversation with a sign-off waiting, or an outcome not yet opened
+    "mark_waiting": ("待主管签核", "Waiting for sign-off"),
+    "mark_approved": ("签核已批准", "Signed off"),
+    "mark_rejected": ("签核被驳回", "Sign-off rejected"),
+    "mark_expired": ("签核已过期", "Sign-off expired"),
     "changed": ("按修改确认：{changes}", "Approved with changes: {changes}"),
     "rejected_because": ("拒绝原因：{reason}", "Reason for rejecting: {reason}"),
     "approved_because": ("确认备注：{reason}", "Note with the approval: {reason}"),
@@ -84,8 +95,8 @@ TEXT = {
     "reason": ("原因", "Reason"),
     # charts
     "stock_over_time": (
-        "{name} ({code}) 近 {days} 天库存（{unit}）",
-        "{name} ({code}): stock over {days} days ({unit})",
+        "{name} ({code}) 库存，{first} 至 {last}（{days} 天，{unit}）",
+        "{name} ({code}): stock from {first} to {last} ({days} days, {unit})",
     ),
     "stock_from_to": ("库存从 {first} 到 {last} {unit}", "Stock went from {first} to {last} {unit}"),
     # the overview
@@ -142,9 +153,7 @@ TOOL_LABELS = {tool.name: tool.labels for tool in builtin_tools()}
 
 
 def language() -> str:
-    if current_user.is_authenticated and current_user.language in LANGUAGES:
-        return current_user.language
-    return request.accept_languages.best_match(LANGUAGES, default="zh") or "zh"
+    return reader_language(current_user if current_user.is_authenticated else None)
 
 
 def strings(lang: str) -> dict[str, str]:

@@ -7,7 +7,6 @@ rule as in chat: whoever may not ask for stock figures does not see them here ei
 
 from __future__ import annotations
 
-from datetime import UTC
 from decimal import Decimal
 
 from flask import render_template
@@ -16,7 +15,7 @@ from flask_login import login_required
 from inventory_ai.assistant.extension import manager
 from inventory_ai.auth import authenticated_user
 from inventory_ai.extensions import db
-from inventory_ai.services import clock, stats
+from inventory_ai.services import shown, stats
 from inventory_ai.web import bp, charts
 from inventory_ai.web.i18n import language, place_names, strings
 from inventory_ai.web.tables import TABLE_COLUMNS, Cells, rows_table
@@ -41,10 +40,10 @@ def overview():
         figures = stats.inventory_stats(db.session, everywhere)
 
         def cny(value: Decimal) -> str:
-            return t["yuan"].format(value=f"{value:,.0f}")
+            return t["yuan"].format(value=shown.money(value, 0))
 
         page["figures"] = figures
-        page["total_value"] = t["yuan"].format(value=f"{Decimal(figures['total_value_cny']):,.2f}")
+        page["total_value"] = t["yuan"].format(value=shown.money(figures["total_value_cny"]))
         page["by_warehouse"] = charts.bars(
             [(cells.place(r["warehouse"]), Decimal(r["value_cny"])) for r in figures["by_warehouse"]],
             t["value_by_warehouse"],
@@ -69,6 +68,6 @@ def overview():
 def _movement(mv) -> dict:
     """One ledger row as the movement tables show it, at the plant's time of day."""
     return {
-        "time": mv.created_at.replace(tzinfo=UTC).astimezone(clock.PLANT).strftime("%H:%M"),
+        "time": shown.when(mv.created_at, "time"),
         **stats.movement_row(mv),
     }

@@ -6,19 +6,18 @@ nobody signs off their own, and the requester's answer resumes in its conversati
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from flask import flash, redirect, render_template, request, url_for
 from flask_login import login_required
 from sqlalchemy import select
 
+from inventory_ai.assistant.described import described
 from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.auth import authenticated_user
 from inventory_ai.database import writing
 from inventory_ai.errors import DomainError
 from inventory_ai.extensions import db
 from inventory_ai.models import User
-from inventory_ai.services import approvals, clock
+from inventory_ai.services import approvals, shown
 from inventory_ai.web import bp
 from inventory_ai.web.i18n import language, strings
 
@@ -28,10 +27,6 @@ def _signers_only():
     if authenticated_user().role in approvals.SIGNERS:
         return None
     return render_template("message.html", text=strings(language())["signers_only"]), 403
-
-
-def _local(moment: datetime) -> str:
-    return moment.replace(tzinfo=UTC).astimezone(clock.PLANT).strftime("%Y-%m-%d %H:%M")
 
 
 @bp.get("/approvals")
@@ -50,14 +45,15 @@ def approvals_page():
         ).all()
     )
     me = authenticated_user().id
+    lang = language()
     items = [
         {
             "tool_call_id": s.call.call_id,
-            "description": s.call.description or s.call.name,
-            "value": f"{s.value_cny:.2f}",
+            "description": described(manager().registry, db.session, s.call, lang),
+            "value": shown.money(s.value_cny),
             "requested_by": names.get(s.requested_by_id, ""),
-            "requested_at": _local(s.created_at),
-            "expires_at": _local(s.expires_at),
+            "requested_at": shown.when(s.created_at),
+            "expires_at": shown.when(s.expires_at),
             "own": s.requested_by_id == me,
         }
         for s in waiting
@@ -84,7 +80,7 @@ def sign_off(tool_call_id: str):
         flash(exc.message, "error")
         return redirect(url_for("web.approvals_page"))
     signoff = approvals.of_call(db.session, tool_call_id)
-    what = signoff.call.description or signoff.call.name
+    what = described(manager().registry, db.session, signoff.call, language())
     for _event in decisions().decide(db.session, decision):
         pass
     flash(t["signed_approved" if approve else "signed_rejected"].format(what=what), "success")

@@ -8,6 +8,7 @@ import io
 from dataclasses import dataclass
 
 from inventory_ai import strict_json
+from inventory_ai.services import shown
 from inventory_ai.web.markup import markdown_table
 
 # (field in the result row, column label key in web/i18n.py), per list a tool returns.
@@ -36,6 +37,11 @@ TABLE_COLUMNS = {
         ("warehouse", "warehouse"),
     ],
 }
+# Columns that hold figures: shown with thousands separators (1,200; 6,200.00).
+FIGURES = frozenset(
+    {"stock", "quantity", "reorder_point", "shortfall", "value_cny", "level_after", "level_before",
+     "materials", "quantity_in", "quantity_out", "unit_cost_cny", "total_value_cny"}
+)  # fmt: skip
 # Tools whose lists stop at a limit (at most this many rows a call): "show all" asks again with it.
 PAGED_TOOLS = {"search_materials": 50, "list_low_stock": 50, "get_stock_movements": 50}
 
@@ -87,11 +93,15 @@ class Cells:
             if row.get("warehouse"):
                 return self.place(row["warehouse"])
             shares = row.get("warehouses") or {}
-            return ("，" if not english else ", ").join(f"{self.place(w)} {q}" for w, q in shares.items())
+            return ("，" if not english else ", ").join(
+                f"{self.place(w)} {shown.figure(q)}" for w, q in shares.items()
+            )
         if field == "type":
             return self.t.get(f"movement.{row.get('type')}", str(row.get("type") or ""))
         value = row.get(field)
-        return "" if value is None else str(value)
+        if value is None:
+            return ""
+        return shown.figure(value) if field in FIGURES else str(value)
 
 
 def rows_table(rows: list[dict], columns: list[tuple[str, str]], cells: Cells) -> ResultTable:
@@ -143,4 +153,4 @@ def _report_cell(cells: Cells, key: str, value: str) -> str:
         return cells.t.get(f"movement.{value}", value)
     if key in ("warehouse", "category"):
         return cells.place(value)
-    return value
+    return shown.figure(value) if key in FIGURES else value

@@ -8,7 +8,7 @@ one are the same HTML. The overview and sign-off pages add their routes to this 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from urllib.parse import urlparse
 
@@ -26,6 +26,7 @@ from sqlalchemy import func, select
 
 from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.auth import authenticated_user, check_credentials, log_in, log_out
+from inventory_ai.database import writing
 from inventory_ai.errors import DomainError, NotFound
 from inventory_ai.extensions import chat_limit, db, login_limit
 from inventory_ai.models import (
@@ -37,7 +38,7 @@ from inventory_ai.models import (
     ToolRound,
     User,
 )
-from inventory_ai.services import approvals, clock, conversations
+from inventory_ai.services import approvals, clock, conversations, shown
 from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
 from inventory_ai.web import bp
 from inventory_ai.web.answers import answer_view
@@ -134,16 +135,20 @@ def _chat_page(conversation: Conversation | None):
     user = authenticated_user()
     lang = language()
     t = strings(lang)
+    manager().recovery.expire_due(db.session)  # a sign-off past its time shows as expired
     transcript = []
     if conversation is not None:
+        _outcomes_seen(conversation.id)
         for m in conversation.messages:
             if m.role == "user":
                 transcript.append({"role": "user", "content": m.content})
             else:
                 transcript.append({"role": "assistant", "view": answer_view(m, lang, t)})
+    listed = conversations.recent(db.session, user, 50)
     return render_template(
         "chat.html",
-        conversations=[(c, _when(c.updated_at, t)) for c in conversations.recent(db.session, user, 50)],
+        conversations=[(c, _when(c.updated_at, t)) for c in listed],
+        signoff_marks=approvals.marks(db.session, [c.id for c in listed]),
         conversation=conversation,
         transcript=transcript,
         quick_actions=_quick_actions(user, lang),
@@ -151,17 +156,24 @@ def _chat_page(conversation: Conversation | None):
     )
 
 
+def _outcomes_seen(conversation_id: str) -> None:
+    """Opening a conversation shows its sign-off outcomes in place: the sidebar stops marking it."""
+    if approvals.marks(db.session, [conversation_id]).get(conversation_id) in approvals.MARKED:
+        with writing(db.session):
+            approvals.seen(db.session, conversation_id)
+            db.session.commit()
+
+
 def _when(moment: datetime, t: dict[str, str]) -> str:
     """When a conversation was last used, in the plant's time: 今天 14:05, 昨天 09:12, 11-02 16:40."""
-    local = moment.replace(tzinfo=UTC).astimezone(clock.PLANT)
-    today = clock.today()
-    if local.date() == today:
-        return f"{t['today']} {local:%H:%M}"
-    if local.date() == today - timedelta(days=1):
-        return f"{t['yesterday']} {local:%H:%M}"
-    if local.year == today.year:
-        return f"{local:%m-%d %H:%M}"
-    return f"{local:%Y-%m-%d}"
+    day, today, time_of_day = shown.plant_day(moment), clock.today(), shown.when(moment, "time")
+    if day == today:
+        return f"{t['today']} {time_of_day}"
+    if day == today - timedelta(days=1):
+        return f"{t['yesterday']} {time_of_day}"
+    if day.year == today.year:
+        return f"{shown.when(moment, 'month_day')} {time_of_day}"
+    return shown.when(moment, "day")
 
 
 def _quick_actions(user: User, lang: str) -> list[dict]:
@@ -242,7 +254,11 @@ def ask():
     user = authenticated_user()
     try:
         turn = manager().prepare_message(
-            db.session, user, request.form.get("message", ""), request.form.get("conversation_id") or None
+            db.session,
+            user,
+            request.form.get("message", ""),
+            request.form.get("conversation_id") or None,
+            language(),
         )
     except DomainError as exc:
         flash(exc.message, "error")

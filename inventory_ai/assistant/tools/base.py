@@ -132,6 +132,12 @@ class ToolExecutor(ABC):
         shown = ", ".join(f"{k}={v}" for k, v in arguments.items())
         return f"{self.name}({shown})"
 
+    def describe_for(self, arguments: dict, session: Session, language: str) -> str | None:
+        """What the call does, written again in a reader's language (zh or en) from its arguments,
+        without the checks `describe_call` makes; None: the description stored when it was proposed
+        is shown as it is."""
+        return None
+
     def value_cny(self, arguments: dict, context: ToolContext) -> Decimal | None:
         """What the call moves, in CNY, for the sign-off rule (services/approvals.py); None: nothing."""
         return None

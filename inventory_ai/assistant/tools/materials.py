@@ -9,10 +9,11 @@ from sqlalchemy import select
 
 from inventory_ai.assistant.tools.base import ToolContext, ToolExecutor
 from inventory_ai.models import StockLevel, StockMovement, Warehouse
-from inventory_ai.services import stats
+from inventory_ai.services import shown, stats
 from inventory_ai.services.catalog import find_category, find_material, find_warehouse
 from inventory_ai.services.purchasing import pending_for
 from inventory_ai.services.search import SearchFilters, search_materials
+from inventory_ai.services.specs import english_spec
 from inventory_ai.services.units import fmt_quantity
 
 
@@ -115,6 +116,7 @@ class GetMaterialDetail(ToolExecutor):
             "name_en": m.name_en,
             "unit": m.unit,
             "spec": m.spec,
+            "spec_en": english_spec(m.spec),
             "category": m.category.name_zh,
             "supplier": m.supplier.name_zh if m.supplier else None,
             "unit_cost_cny": format(m.unit_cost.quantize(Decimal("0.01")), "f"),
@@ -124,7 +126,7 @@ class GetMaterialDetail(ToolExecutor):
             "warehouses": {lv["warehouse"]: fmt_quantity(lv["quantity"]) for lv in levels},
             "recent_movements": [
                 {
-                    "date": mv.created_at.date().isoformat(),
+                    "date": shown.plant_day(mv.created_at).isoformat(),  # the plant's day
                     "type": mv.movement_type,
                     "quantity": fmt_quantity(mv.quantity),
                     "warehouse": mv.warehouse.name_zh,

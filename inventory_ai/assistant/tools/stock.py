@@ -7,7 +7,7 @@ from datetime import date
 from inventory_ai.assistant.tools.base import ToolContext, ToolExecutor
 from inventory_ai.assistant.tools.schemas import model_parameters
 from inventory_ai.models import MOVEMENT_TYPES
-from inventory_ai.services import bookings, ledger, stats
+from inventory_ai.services import bookings, ledger, shown, stats
 from inventory_ai.services.bookings import BookingRequest, BookingSchema
 from inventory_ai.services.catalog import find_category, find_material, find_warehouse
 from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
@@ -113,7 +113,7 @@ class GetStockMovements(ToolExecutor):
             "quantity_out": fmt_quantity(found["quantity_out"]),
             "movements": [
                 {
-                    "date": mv.created_at.date().isoformat(),
+                    "date": shown.plant_day(mv.created_at).isoformat(),  # the plant's day, not UTC's
                     **stats.movement_row(mv),
                     "level_after": fmt_quantity(mv.level_after),
                     "reason": mv.reason,
@@ -156,6 +156,10 @@ class RecordStockMovement(ToolExecutor):
 
     def describe_call(self, arguments: dict, context: ToolContext) -> str:
         return ledger.describe_booking(context.session, self._request(arguments, context), context.language)
+
+    def describe_for(self, arguments: dict, session, language: str) -> str:
+        request = bookings.load(arguments, None, None)
+        return ledger.describe_booking(session, request, language, check_stock=False)
 
     def value_cny(self, arguments: dict, context: ToolContext):
         return ledger.booking_value(context.session, self._request(arguments, context))

@@ -226,6 +226,7 @@
     answer.querySelectorAll("form.confirm").forEach((card) => card.addEventListener("submit", (event) => decide(event, card, answer)));
     answer.querySelectorAll("a.show-all").forEach((link) => link.addEventListener("click", (event) => showAll(event, link)));
     if (UNSETTLED.has(answer.dataset.status)) watchUntilSettled(answer);
+    if (answer.dataset.status === "awaiting_signoff") watchSignoffMarks();
   }
 
   // An answer that is not this page's live stream and has not ended: a booking waiting for a
@@ -246,6 +247,42 @@
       answer.replaceWith(fresh);
       enhance(fresh);
     }, pollMs());
+  }
+
+  // The sidebar marks a conversation whose booking waits for a manager's sign-off, and then its
+  // outcome (signed off, rejected, expired) until the conversation is opened: asked now and then
+  // while anything on the page waits, so a decision shows without a reload.
+  let watchingMarks = false;
+  function watchSignoffMarks() {
+    if (watchingMarks) return;
+    watchingMarks = true;
+    const look = async () => {
+      const response = await fetch("/api/v1/conversations", { credentials: "same-origin" }).catch(() => null);
+      const listed = response && response.ok ? await response.json().catch(() => null) : null;
+      if (Array.isArray(listed)) listed.forEach((c) => markConversation(c.id, c.signoff));
+      const waits = '#conversation-list li[data-signoff="waiting"], #transcript .msg.assistant[data-status="awaiting_signoff"]';
+      if (document.querySelector(waits)) setTimeout(look, pollMs());
+      else watchingMarks = false;
+    };
+    setTimeout(look, pollMs());
+  }
+  function markConversation(id, mark) {
+    const list = document.getElementById("conversation-list");
+    const link = list && list.querySelector(`a[href="/c/${CSS.escape(id)}"]`);
+    if (!link) return;
+    const item = link.closest("li");
+    let badge = link.querySelector(".signoff-mark");
+    if (!mark) {
+      delete item.dataset.signoff;
+      if (badge) badge.remove();
+      return;
+    }
+    item.dataset.signoff = mark;
+    if (!badge) {
+      badge = el("span", "signoff-mark");
+      (link.querySelector(".title") || link.firstChild).after(badge);
+    }
+    badge.textContent = t[`mark_${mark}`] || mark;
   }
 
   function decide(event, card, answer) {
@@ -329,4 +366,5 @@
   }
 
   document.querySelectorAll("#transcript .msg.assistant").forEach(enhance);
+  if (document.querySelector('#conversation-list li[data-signoff="waiting"]')) watchSignoffMarks();
 })();

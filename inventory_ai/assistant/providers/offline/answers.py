@@ -101,7 +101,7 @@ def _detail(zh, args, data, say):
     supplier = say(data["supplier"]) if data.get("supplier") else "-"
     return (
         f"{data['name_en']} ({data['code']}): {data['stock']} {data['unit']} in stock{flag}.\n"
-        f"- By warehouse: {warehouses}\n- Spec: {data.get('spec') or '-'}; category: {say(data['category'])}; "
+        f"- By warehouse: {warehouses}\n- Spec: {data.get('spec_en') or data.get('spec') or '-'}; category: {say(data['category'])}; "
         f"supplier: {supplier}\n"
         f"- Unit cost: CNY {data['unit_cost_cny']}/{data['unit']}; reorder point: {data['reorder_point']} {data['unit']}"
     )
