@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from inventory_ai.database import write_transaction
 from inventory_ai.extensions import db
 from inventory_ai.models import StockMovement, User
-from inventory_ai.services import ledger
+from inventory_ai.services import bookings, ledger
 from tests.support.browser import BROWSER_TESTS, ask, finished_answer, log_in, open_page
 
 pytestmark = BROWSER_TESTS
@@ -89,7 +89,18 @@ def night_receipt(live):
         db.session.commit()
         booking = ledger.book(
             db.engine,
-            ledger.BookingRequest("M003", "主仓库", "inbound", "1234.5", "kg", "夜班收货", user_id=user_id),
+            bookings.load(
+                {
+                    "material": "M003",
+                    "warehouse": "主仓库",
+                    "movement_type": "inbound",
+                    "quantity": "1234.5",
+                    "unit": "kg",
+                    "reason": "夜班收货",
+                },
+                user_id,
+                None,
+            ),
         )
         with write_transaction(db.engine) as session:  # booked then, as if at 02:56 that night
             session.execute(
