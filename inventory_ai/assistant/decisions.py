@@ -182,6 +182,10 @@ class Decisions:
                 PermissionDenied(f"tool {record.name!r} is no longer available to this user")
             )
         call = ToolCall(record.model_call_id, record.name, record.arguments)
+        # The tool runs on a connection of its own: this session's read ends first, so the thread
+        # holds one connection at a time (with both, a worker whose threads all approve at once
+        # waits on its own pool until the tools fail).
+        a.session.commit()
         outcome = self.answers.calls.invoke(PreparedCall(call, record.call_id, tool, arguments), a.context)
         original = json.loads(record.arguments)
         changes = {

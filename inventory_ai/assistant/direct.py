@@ -63,6 +63,7 @@ class DirectCalls:
             language=user.language or "zh", tool_names=self.answers.registry.names(),
         )  # fmt: skip
         wire = ToolCall(call_id, name, dumps(arguments) if isinstance(arguments, dict) else str(arguments))
+        session.commit()  # the tool's own connection, not a second one beside this read (decisions.py)
         prepared = self.answers.calls.prepare(wire, call_id, toolbox, context, ordinal=0)
         [outcome] = self.answers.calls.run([prepared], context)
         begin_write(session)
