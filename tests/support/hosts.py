@@ -97,7 +97,9 @@ class Network:
     reason: str = ""  # why loopback ports, when they are used
 
     @classmethod
-    def open(cls, names: tuple[str, ...]) -> Network:
+    def open(cls, names: tuple[str, ...], namespaces: bool = True) -> Network:
+        if not namespaces:
+            return cls.loopback(names, "")
         if os.environ.get("INVENTORY_AI_HOSTS_NETWORK") == "loopback":
             return cls.loopback(names, "INVENTORY_AI_HOSTS_NETWORK=loopback")
         if shutil.which("ip") is None:
@@ -285,10 +287,13 @@ def several_hosts(
     workers: int = 2,
     threads: int = 32,
     env: dict | None = None,
+    namespaces: bool = True,
 ) -> Iterator[Deployment]:
     """Start the hosts (all at once, each waited for), on `database_url` (migrated, seeded) and a
-    model answering on this machine's 127.0.0.1:`model_port`; stop everything afterwards."""
-    network = Network.open(names)
+    model answering on this machine's 127.0.0.1:`model_port`; stop everything afterwards.
+    `namespaces=False`: loopback ports even where namespaces are allowed (a benchmark, whose
+    relays would take CPU from what it measures)."""
+    network = Network.open(names, namespaces)
     helpers: list[subprocess.Popen] = []
     hosts: list[Host] = []
     try:
@@ -440,12 +445,36 @@ def chat(person, host: Host, message: str, **fields) -> requests.Response:
     return person.post(host, "/api/v1/chat", json={"message": message, **fields})
 
 
-def first_event(response: requests.Response) -> dict:
-    """The `start` event of a streamed answer: its conversation and message ids."""
-    kind = None
-    for line in response.iter_lines(decode_unicode=True):
-        if line.startswith("event:"):
-            kind = line.split(":", 1)[1].strip()
-        elif line.startswith("data:") and kind == "start":
-            return json.loads(line.split(":", 1)[1])
-    raise AssertionError(f"no start event (HTTP {response.status_code})")
+class EventStream:
+    """A streamed answer (Server-Sent Events) read as the page reads it: one reader from start to
+    end. (Leaving a reader half-way and starting another closes the connection: the server sees the
+    client go away.)"""
+
+    def __init__(self, response: requests.Response):
+        self.response = response
+        self._lines = response.iter_lines(decode_unicode=True)
+
+    def next_event(self) -> tuple[str, dict]:
+        kind = None
+        for line in self._lines:
+            if line.startswith("event:"):
+                kind = line.split(":", 1)[1].strip()
+            elif line.startswith("data:") and kind is not None:
+                return kind, json.loads(line.split(":", 1)[1])
+        raise EOFError(f"the stream ended (HTTP {self.response.status_code})")
+
+    def start(self) -> dict:
+        """The first event, `start`: the answer's conversation and message ids."""
+        kind, data = self.next_event()
+        assert kind == "start", (kind, data)
+        return data
+
+    def kinds_to_the_end(self) -> list[str]:
+        kinds = []
+        with contextlib.suppress(EOFError):
+            while True:
+                kinds.append(self.next_event()[0])
+        return kinds
+
+    def close(self) -> None:
+        self.response.close()

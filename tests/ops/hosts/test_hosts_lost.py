@@ -13,7 +13,7 @@ import time
 import requests
 
 from tests.support.dashscope_stub import Reply, tool_call
-from tests.support.hosts import chat, first_event
+from tests.support.hosts import EventStream, chat
 
 ANSWERS = 20
 CRASH_ENDS_WITHIN = 60  # seconds: the contract's promise for an answer whose process died
@@ -77,8 +77,8 @@ def test_a_host_killed_with_twenty_answers_running_is_cleaned_up_by_the_other(si
     # The other half: questions on a whose model takes its time, streamed as the page asks them.
     streams = []
     for person in askers * 2:
-        stream = person.post(a, "/api/v1/chat", json={"message": "慢慢讲"}, headers={"Accept": "text/event-stream"}, stream=True, timeout=180)  # fmt: skip
-        started = first_event(stream)
+        stream = EventStream(person.post(a, "/api/v1/chat", json={"message": "慢慢讲"}, headers={"Accept": "text/event-stream"}, stream=True, timeout=180))  # fmt: skip
+        started = stream.start()  # the page reads on: its connection stays open until the host dies
         streams.append(stream)
         answers.append((person, started["message_id"], started["conversation_id"]))
 
