@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 FLASK   := $(BIN)/flask --app wsgi
 
-.PHONY: lock run serve test test-pg test-hosts hosts-tools lint fuzz screenshots bench bench-peers bench-chat bench-faults bench-crash install chromium wrk clean
+.PHONY: lock run serve test test-pg test-hosts hosts-tools lint fuzz screenshots bench bench-peers bench-chat bench-hosts bench-faults bench-crash install chromium wrk clean
 
 # constraints.txt holds every package's version as CI tested it, the ones pyproject.toml does not name
 # too: a new release of a dependency's dependency changes nothing until it is tested and written there.
@@ -107,6 +107,10 @@ bench-peers: $(STAMP)
 # gunicorn under load (docs/benchmarks.md); each takes a few minutes and wants a quiet machine.
 bench-chat: $(STAMP) wrk
 	$(BIN)/python bench/chat_load.py 8 32 64
+
+# Two app hosts at once on one PostgreSQL and one Redis (loopback ports, one worker each).
+bench-hosts: $(STAMP) wrk hosts-tools
+	$(BIN)/python bench/chat_load.py --hosts 2 8 32 64
 
 bench-faults: $(STAMP)
 	$(BIN)/python bench/model_faults.py
