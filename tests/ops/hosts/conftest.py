@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
-import tempfile
 import threading
-from pathlib import Path
 
 import psycopg
 import pytest
@@ -128,14 +126,14 @@ class Model:
 
 
 @pytest.fixture(scope="session")
-def site(request):
+def site(request, tmp_path_factory):
     try:
         psycopg.connect(POSTGRES.replace("postgresql+psycopg://", "postgresql://"), connect_timeout=3).close()
     except psycopg.Error:
         pytest.skip(f"PostgreSQL does not answer at {POSTGRES}: the hosts need a database they share")
     databases = PostgresDatabases(POSTGRES)
     url = databases.fresh()
-    folder = Path(tempfile.mkdtemp(prefix="iai-hosts-"))
+    folder = tmp_path_factory.mktemp("hosts")  # the hosts' folders and logs, kept for the last few runs
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     try:
         with (
