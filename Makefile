@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 FLASK   := $(BIN)/flask --app wsgi
 
-.PHONY: lock run serve test test-pg lint fuzz screenshots bench bench-peers bench-chat bench-faults bench-crash install chromium wrk clean
+.PHONY: lock run serve test test-pg test-hosts hosts-tools lint fuzz screenshots bench bench-peers bench-chat bench-hosts bench-faults bench-crash install chromium wrk clean
 
 # constraints.txt holds every package's version as CI tested it, the ones pyproject.toml does not name
 # too: a new release of a dependency's dependency changes nothing until it is tested and written there.
@@ -59,6 +59,22 @@ test-pg: $(STAMP)
 	INVENTORY_AI_TEST_DATABASE_URL=$${INVENTORY_AI_TEST_DATABASE_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/test} \
 	  $(BIN)/python -m pytest -q
 
+# Two app hosts on one PostgreSQL and one Redis, tested from outside (tests/ops/hosts; docs/operations.md,
+# "Running several hosts"). Each host in a network namespace of its own when `ip netns` is allowed, else
+# on a loopback port of its own; the output says which. A few minutes; not part of `make test`.
+test-hosts: $(STAMP) hosts-tools
+	INVENTORY_AI_TEST_DATABASE_URL=$${INVENTORY_AI_TEST_DATABASE_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/test} \
+	  $(BIN)/python -m pytest -q tests/ops/hosts
+
+# Debian's redis-server (the hosts' Redis is one of the run's own, never a shared one) and iproute2
+# (`ip netns`); without iproute2 the hosts run on loopback ports.
+hosts-tools:
+	@command -v redis-server >/dev/null 2>&1 || { echo "installing Debian redis-server for test-hosts"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+	@command -v ip >/dev/null 2>&1 || { echo "installing Debian iproute2 for test-hosts"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 >/dev/null; } \
+	  || echo "iproute2 could not be installed: the hosts run on loopback ports"; }
+
 # The admin API fuzzed from its own OpenAPI document, call by call and in sequences along its links,
 # long and random (make test runs it small and derandomised). Findings become fixed tests.
 fuzz: $(STAMP)
@@ -91,6 +107,10 @@ bench-peers: $(STAMP)
 # gunicorn under load (docs/benchmarks.md); each takes a few minutes and wants a quiet machine.
 bench-chat: $(STAMP) wrk
 	$(BIN)/python bench/chat_load.py 8 32 64
+
+# Two app hosts at once on one PostgreSQL and one Redis (loopback ports, one worker each).
+bench-hosts: $(STAMP) wrk hosts-tools
+	$(BIN)/python bench/chat_load.py --hosts 2 8 32 64
 
 bench-faults: $(STAMP)
 	$(BIN)/python bench/model_faults.py

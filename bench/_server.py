@@ -1,6 +1,7 @@
 """The app as deployed, for the load and fault benchmarks: gunicorn (gunicorn.conf.py) in production
 mode, the dashscope SDK talking to tests/support/dashscope_stub.py in its own process, a migrated and seeded
 database (SQLite, or a fresh PostgreSQL database), and USERS staff accounts with a bearer token each.
+`deployed_hosts` runs several such hosts (tests/support/hosts.py) on one PostgreSQL database and one Redis.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from tests.support.hosts import Host, several_hosts  # noqa: E402
 from tests.support.serving import free_port, wait_until_healthy  # noqa: E402
 
 BIN = REPO / ".venv" / "bin"
@@ -38,17 +40,17 @@ class Deployment:
         return found
 
 
-def database_url(kind: str, folder: Path) -> str:
+def database_url(kind: str, folder: Path, name: str = "iai_bench_server") -> str:
     if kind == "sqlite":
         return f"sqlite:///{folder}/bench.db"
     from sqlalchemy import create_engine, text
 
     admin = create_engine("postgresql+psycopg://postgres@127.0.0.1:5432/test", isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
-        conn.execute(text('DROP DATABASE IF EXISTS "iai_bench_server" WITH (FORCE)'))
-        conn.execute(text('CREATE DATABASE "iai_bench_server"'))
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
     admin.dispose()
-    return "postgresql+psycopg://postgres@127.0.0.1:5432/iai_bench_server"
+    return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
 
 
 def _make_users(env: dict, folder: Path) -> list[str]:
@@ -118,12 +120,68 @@ def deployed(
             env=env, cwd=folder, stdout=subprocess.DEVNULL, stderr=open(folder / "gunicorn.log", "w"),  # noqa: SIM115
         )  # fmt: skip
         base = f"http://127.0.0.1:{port}"
-        if not wait_until_healthy(base, server):
+        if not wait_until_healthy(base, server, seconds=120):  # a busy machine starts workers slowly
             sys.exit(f"gunicorn did not start; see {folder}/gunicorn.log")
         yield Deployment(base, folder, tokens, server, stub, env)
     finally:
         if server is not None:
             server.terminate()
             server.wait(timeout=90)
+        stub.terminate()
+        stub.wait(timeout=10)
+
+
+@dataclass
+class HostsDeployment:
+    hosts: list[Host]  # each: .base, .pids() (its master first), .folder (instance/, gunicorn.log)
+    folder: Path
+    tokens: list[str]
+    stub: subprocess.Popen
+    database_url: str
+
+
+@contextmanager
+def deployed_hosts(
+    stub_args: tuple[str, ...] = (),
+    hosts: int = 2,
+    workers: int = 1,
+    threads: int = 64,
+    extra_env: dict | None = None,
+) -> Iterator[HostsDeployment]:
+    """`hosts` gunicorn masters, each with its own instance folder and loopback port, on one fresh
+    PostgreSQL database and a redis-server of the run's own, the model stub in its own process."""
+    folder = Path(tempfile.mkdtemp(prefix="iai-bench-hosts-"))
+    stub = subprocess.Popen(
+        [BIN / "python", "-m", "tests.support.dashscope_stub", *stub_args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        model_url = stub.stdout.readline().strip()
+        url = database_url("postgresql", folder, name="iai_bench_hosts")
+        env = {
+            **os.environ,
+            "INVENTORY_AI_DATABASE_URL": url,
+            "INVENTORY_AI_DEMO_PASSWORD": "bench-password",
+            "INVENTORY_AI_LLM_PROVIDER": "offline",
+            "PYTHONPATH": str(REPO),
+        }
+        for command in (["db", "upgrade"], ["seed"]):
+            subprocess.run([BIN / "flask", "--app", "wsgi", *command], env=env, cwd=folder, check=True,
+                           capture_output=True)  # fmt: skip
+        tokens = _make_users(env, folder)
+        host_env = {
+            "INVENTORY_AI_CHAT_RATE_LIMIT": "1000000 per minute",
+            "INVENTORY_AI_DB_POOL_SIZE": "20",  # the default, as the one-host runs have it
+            **(extra_env or {}),
+        }
+        model_port = int(model_url.split(":")[2].split("/")[0])
+        names = tuple("abcdefgh"[:hosts])
+        with several_hosts(
+            folder, url, model_port, names, workers, threads, host_env, namespaces=False
+        ) as running:
+            yield HostsDeployment(running.hosts, folder, tokens, stub, url)
+    finally:
         stub.terminate()
         stub.wait(timeout=10)

@@ -1,6 +1,7 @@
 """Concurrent chats against gunicorn, the model being a DashScope-protocol stub that answers in 200 ms.
 
     .venv/bin/python bench/chat_load.py [--database sqlite|postgresql] [clients ...]   # 8 32 64
+    .venv/bin/python bench/chat_load.py --hosts 2 [clients ...]                     # two hosts at once
 
 Real parts: gunicorn with gunicorn.conf.py (2 workers x 64 gthreads), the dashscope SDK over HTTP
 to tests/support/dashscope_stub.py in its own process, a seeded database (SQLite by default, or a fresh
@@ -13,6 +14,13 @@ worker that accepted them) from a slow one. PostgreSQL's CPU (PostgreSQL runs on
 every `postgres` process on the machine, the backends that ended during the level included. Each
 level is measured only after a warm-up at the same load, whose rate and p99 are in the last column
 (the first level's is the workers' cold start).
+
+`--hosts 2`: two app hosts at once (tests/support/hosts.py: each a gunicorn master with its own
+instance folder and loopback port) on one fresh PostgreSQL database and a redis-server of the run's
+own, as a deployment behind a balancer runs them. By default each host has one worker of 64 threads,
+so the two hosts together have the one-host run's two workers (INVENTORY_AI_WORKERS sets it per
+host). Each host gets half the clients, from a wrk of its own (one thread each), started together;
+latencies are each host's own, the rate is their sum.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from _server import deployed
+from _server import deployed, deployed_hosts
 
 MODEL_SECONDS = 0.2
 RUN_SECONDS = 10
@@ -115,6 +123,93 @@ def wrk(base: str, clients: int, seconds: int, script: Path, tokens: Path) -> di
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def wrk_each(bases: list[str], clients: int, seconds: int, script: Path, tokens: list[Path]) -> list[dict]:
+    """One wrk per host, started together, each with its share of the clients (and of the users)."""
+    runs = [
+        subprocess.Popen(
+            [
+                "wrk",
+                "-t",
+                "1",
+                "-c",
+                str(clients // len(bases)),
+                "-d",
+                f"{seconds}s",
+                "--timeout",
+                "30s",
+                "-s",
+                str(script),
+                base,
+            ],
+            env={**os.environ, "BENCH_TOKENS": str(users)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for base, users in zip(bases, tokens, strict=True)
+    ]
+    results = []
+    for run in runs:
+        out, err = run.communicate()
+        if run.returncode:
+            sys.exit(f"wrk failed: {err}")
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    return results
+
+
+def main_hosts(hosts: int, levels: list[int]) -> None:
+    workers, threads = (
+        int(os.environ.get("INVENTORY_AI_WORKERS", 1)),
+        int(os.environ.get("INVENTORY_AI_THREADS", 64)),
+    )
+    with deployed_hosts(("--delay", str(MODEL_SECONDS)), hosts, workers, threads) as app:
+        script = app.folder / "chat.lua"
+        script.write_text(WRK_SCRIPT)
+        tokens = []  # each host's clients are users of their own
+        for n in range(hosts):
+            tokens.append(app.folder / f"tokens-{n}.txt")
+            tokens[-1].write_text("\n".join(app.tokens[n::hosts]) + "\n")
+        bases = [h.base for h in app.hosts]
+        print(
+            f"{hosts} hosts x gunicorn {workers} workers x {threads} threads, postgresql, one Redis, model stub "
+            f"{MODEL_SECONDS * 1000:.0f} ms in its own process, a wrk per host, {RUN_SECONDS} s per level after "
+            f"{WARM_UP_SECONDS} s of warm-up\n"
+        )
+        print(
+            "| clients | messages | failures | msg/s | ideal msg/s | share of ideal | p50 s by host | p99 s by host "
+            "| CPU ms per message: servers / stub / wrk / PostgreSQL | hosts' shares of server CPU | warm-up: msg/s |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for clients in levels:
+            warm = wrk_each(bases, clients, WARM_UP_SECONDS, script, tokens)
+            time.sleep(MODEL_SECONDS * 2)
+            pids = [h.pids() for h in app.hosts]
+            before = [cpu_seconds(p) for p in pids], cpu_seconds([app.stub.pid])
+            children, database = resource.getrusage(resource.RUSAGE_CHILDREN), database_cpu_seconds()
+            runs = wrk_each(bases, clients, RUN_SECONDS, script, tokens)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            spent = [cpu_seconds(p) - b for p, b in zip(pids, before[0], strict=True)]
+            sent = sum(r["requests"] for r in runs)
+            failed = sum(r["failures"] + r["errors"] for r in runs)
+            per_message = 1000 / max(1, sent)
+            throughput = sum((r["requests"] - r["failures"]) / r["seconds"] for r in runs)
+            ideal = clients / MODEL_SECONDS
+            wrk_cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+            warm_rate = sum((w["requests"] - w["failures"]) / w["seconds"] for w in warm)
+
+            def by_host(key: str, runs=runs) -> str:
+                return " / ".join(f"{r[key]:.3f}" for r in runs)
+
+            print(
+                f"| {clients} | {sent} | {failed} | {throughput:.1f} | {ideal:.0f} | {throughput / ideal:.0%} "
+                f"| {by_host('p50')} | {by_host('p99')} "
+                f"| {sum(spent) * per_message:.1f} / {(cpu_seconds([app.stub.pid]) - before[1]) * per_message:.1f} "
+                f"/ {wrk_cpu * per_message:.2f} / {(database_cpu_seconds() - database) * per_message:.1f} "
+                f"| {'/'.join(f'{s / max(sum(spent), 1e-9):.0%}' for s in spent)} | {warm_rate:.1f} |",
+                flush=True,
+            )
+
+
 def run_level(
     base: str, clients: int, script: Path, tokens: Path, server_pids: list[int], stub_pid: int, kind: str
 ) -> dict:
@@ -145,9 +240,12 @@ def run_level(
 def main() -> None:
     args = sys.argv[1:]
     kind = args.pop(args.index("--database") + 1) if "--database" in args else "sqlite"
-    levels = [int(x) for x in args if x != "--database"] or [8, 32, 64]
+    hosts = int(args.pop(args.index("--hosts") + 1)) if "--hosts" in args else 1
+    levels = [int(x) for x in args if x not in ("--database", "--hosts")] or [8, 32, 64]
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: `make bench-chat` installs it (Debian package wrk)")
+    if hosts > 1:  # several hosts share one PostgreSQL database
+        return main_hosts(hosts, levels)
     workers, threads = (
         int(os.environ.get("INVENTORY_AI_WORKERS", 2)),
         int(os.environ.get("INVENTORY_AI_THREADS", 64)),
