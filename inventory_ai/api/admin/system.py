@@ -311,6 +311,7 @@ class AdminConversationSummarySchema(Schema):
     title = fields.String()
     created_at = UtcDateTime()
     updated_at = UtcDateTime()
+    deleted_at = UtcDateTime(allow_none=True, metadata={"description": "when its owner deleted it"})
 
 
 class ConversationQuery(PageArgs):
@@ -339,6 +340,7 @@ class ConversationResource(MethodView):
             "id": conversation.id,
             "user_id": conversation.user_id,
             "title": conversation.title,
+            "deleted_at": UtcDateTime()._serialize(conversation.deleted_at, None, None),
             "messages": transcript(conversation),
         }
 
