@@ -24,6 +24,7 @@ from inventory_ai.assistant.setup import decisions, manager
 from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import error_response
 from inventory_ai.extensions import chat_limit, db
+from inventory_ai.logging import get_logger
 from inventory_ai.models import (
     CallStatus,
     ChatMessage,
@@ -35,6 +36,7 @@ from inventory_ai.models import (
 from inventory_ai.services import conversations
 from inventory_ai.services.conversations import message_view
 
+log = get_logger(__name__)
 blp = Blueprint("api_chat", __name__, url_prefix="/api/v1", description="Chat with the assistant")
 
 
@@ -121,9 +123,13 @@ def respond(turn: Turn, events: Iterator[Event]):
                 yield _sse(Start(turn.conversation_id, turn.message_id))  # the page knows where it is at once
                 for event in events:
                     yield _sse(event)
+            except GeneratorExit:
+                # The reader went away (a reload, a closed tab, a dropped connection): the answer
+                # goes on to its end without one, stored as usual, for the page to pick up again.
+                # Only a stop (POST …/cancel: the page's Stop button, Esc) ends an answer early.
+                _finish_unread(events)
+                raise
             finally:
-                # A client that went away: the answer stops now, in this request's context (the
-                # loop ends it `cancelled`), not whenever the garbage collector gets to it.
                 getattr(events, "close", lambda: None)()
 
         response = Response(stream_with_context(generate()), mimetype="text/event-stream")
@@ -146,6 +152,14 @@ def respond(turn: Turn, events: Iterator[Event]):
         response.headers["Retry-After"] = str(unavailable.retry_after)
         return response
     return body
+
+
+def _finish_unread(events: Iterator[Event]) -> None:
+    try:
+        for _event in events:
+            pass
+    except Exception:  # the loop ends its answer itself (failed); this is only the reader's end
+        log.exception("unread_answer_failed")
 
 
 @blp.route("/chat")
@@ -257,12 +271,34 @@ class ConversationSchema(Schema):
     messages = fields.List(fields.Dict())
 
 
+class ConversationQuery(Schema):
+    q = fields.String(
+        load_default="",
+        validate=validate.Length(max=conversations.SEARCH_MAX_CHARS),
+        metadata={"description": "only conversations whose title or messages hold this text"},
+    )
+
+
+class ConversationFoundSchema(ConversationSummarySchema):
+    match = fields.String(metadata={"description": "the words around the first match in a message"})
+
+
+class RenameSchema(Schema):
+    title = fields.String(required=True, validate=validate.Length(min=1, max=conversations.TITLE_MAX_CHARS))
+
+
 @blp.route("/conversations")
 class Conversations(MethodView):
-    @blp.response(200, ConversationSummarySchema(many=True))
+    @blp.arguments(ConversationQuery(), location="query")
+    @blp.response(200, ConversationFoundSchema(many=True))
     @login_required
-    def get(self):
-        return conversations.recent(db.session, authenticated_user())
+    def get(self, args):
+        """Your conversations, most recently used first; with `q`, those whose title or messages
+        hold that text (at most 50), each with the words around its first match."""
+        if not args["q"].strip():
+            return conversations.recent(db.session, authenticated_user())
+        found = conversations.search(db.session, authenticated_user(), args["q"])
+        return [{"id": c.id, "title": c.title, "updated_at": c.updated_at, "match": m} for c, m in found]
 
 
 @blp.route("/conversations/<conversation_id>")
@@ -276,3 +312,18 @@ class ConversationResource(MethodView):
             "title": conversation.title,
             "messages": conversations.transcript(conversation),
         }
+
+    @blp.arguments(RenameSchema())
+    @blp.response(200, ConversationSummarySchema)
+    @login_required
+    def patch(self, body, conversation_id):
+        """Rename a conversation of yours."""
+        return conversations.rename(db.session, authenticated_user(), conversation_id, body["title"])
+
+    @blp.response(204)
+    @blp.alt_response(409, description="an answer in it is still running or waiting for your decision")
+    @login_required
+    def delete(self, conversation_id):
+        """Delete a conversation of yours: it is gone from your list, search and pages; the audit
+        trail and admins keep it."""
+        conversations.delete(db.session, authenticated_user(), conversation_id)
