@@ -36,7 +36,9 @@ ROWS = [
 def test_a_table_is_copied_and_downloaded_as_csv_with_formulas_neutralised(browser, live, models):
     models(
         lambda _session: (
-            ScriptedProvider(calls(call("format_report", {"title": "盘点差异", "rows": ROWS})), answer("好了")),
+            ScriptedProvider(
+                calls(call("format_report", {"title": "盘点差异", "rows": ROWS})), answer("好了")
+            ),
         )
     )
     page = open_page(browser, accept_downloads=True)
