@@ -8,10 +8,16 @@
 
   // --- the menu (narrow screens) ----------------------------------------------------------------
   function menu() {
-    const toggle = document.querySelector(".menu-toggle");
+    const link = document.querySelector(".menu-toggle");
     const sidebar = document.getElementById("sidebar");
-    if (!toggle || !sidebar) return;
-    toggle.setAttribute("role", "button");
+    if (!link || !sidebar) return;
+    // Without this script the menu is a link to #sidebar; with it, a real button that opens and closes.
+    const toggle = document.createElement("button");
+    toggle.type = "button";
+    toggle.className = link.className;
+    toggle.innerHTML = link.innerHTML;
+    for (const name of ["aria-controls", "aria-expanded"]) toggle.setAttribute(name, link.getAttribute(name));
+    link.replaceWith(toggle);
     const backdrop = document.createElement("div");
     backdrop.className = "menu-backdrop";
     backdrop.hidden = true;
@@ -26,9 +32,6 @@
     toggle.addEventListener("click", (event) => {
       event.preventDefault();
       setOpen(!sidebar.classList.contains("open"), true);
-    });
-    toggle.addEventListener("keydown", (event) => {
-      if (event.key === " ") { event.preventDefault(); toggle.click(); }
     });
     backdrop.addEventListener("click", () => setOpen(false, true));
     document.addEventListener("keydown", (event) => {
