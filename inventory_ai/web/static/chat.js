@@ -164,8 +164,9 @@
   // What the server said no with, in words for people: each field's problem (a 422 lists them by
   // field), a session that ended ("You were logged out", with the way back here), else its message.
   function refusal(response, problem) {
-    if (response.status === 401) return { loggedOut: true, message: t.logged_out };
     const error = (problem && problem.error) || {};
+    // A stale CSRF token means this tab's session ended too (a log-out, then a log-in elsewhere).
+    if (response.status === 401 || error.code === "csrf_failed") return { loggedOut: true, message: t.logged_out };
     const fields = error.details && (error.details.json || error.details.fields);
     if (fields && typeof fields === "object" && !Array.isArray(fields)) {
       const lines = Object.entries(fields).map(([name, why]) => `${t[`field.${name}`] || name}: ${[].concat(why).join(" ")}`);
@@ -561,7 +562,7 @@
 
   stop.addEventListener("click", stopAnswer);
   document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && running && !document.querySelector(".sidebar.open")) {
+    if (event.key === "Escape" && running) {
       event.preventDefault();
       stopAnswer();
     }

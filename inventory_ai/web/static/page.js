@@ -35,7 +35,9 @@
     });
     backdrop.addEventListener("click", () => setOpen(false, true));
     document.addEventListener("keydown", (event) => {
-      if (event.key === "Escape" && sidebar.classList.contains("open")) setOpen(false, true);
+      if (event.key !== "Escape" || !sidebar.classList.contains("open")) return;
+      event.stopImmediatePropagation(); // this Esc closes the menu; it does not also stop an answer
+      setOpen(false, true);
     });
     // Back on a wide screen the sidebar is always there: nothing stays "open" behind it.
     window.matchMedia("(min-width: 901px)").addEventListener("change", (m) => { if (m.matches) setOpen(false, false); });
