@@ -35,6 +35,8 @@ def test_a_new_conversation_is_titled_with_a_short_summary(page, live, new_user)
     current = page.locator("#conversation-list li.current .title")
     expect(current).to_have_text("查一下M001的详情…")
     expect(page.get_by_role("heading", level=1)).to_have_text("查一下M001的详情…")
+    page.get_by_text("管理对话").click()  # renamed from here at once, no reload needed
+    expect(page.get_by_label("对话名称")).to_have_value("查一下M001的详情…")
     page.reload()
     expect(page.locator("#conversation-list li.current .title")).to_have_text("查一下M001的详情…")
 
@@ -137,6 +139,9 @@ def test_the_last_question_is_edited_and_sent_again(page, live):
     log_in(page, live.url)
     ask(page, "高筋面粉出库5公斤")
     card = page.locator(".confirm")
+    expect(card).to_be_visible()
+    # While the booking waits for a decision, the question is not offered for editing.
+    expect(page.get_by_role("link", name="编辑并重新发送")).to_have_count(0)
     card.get_by_role("button", name="拒绝").click()
     expect(page.locator(".msg.assistant").last).to_have_attribute("data-status", "completed")
     edit = page.get_by_role("link", name="编辑并重新发送")

@@ -268,6 +268,7 @@
         if (conversationField.value !== e.conversation_id) {
           conversationField.value = e.conversation_id;
           history.replaceState(null, "", `/c/${e.conversation_id}`);
+          offerConversationMenu(e.conversation_id);
         }
         listConversation(e.conversation_id, body.message);
         if (running && running.stopped) cancelOnServer(e.message_id, true); // Stop came before this
@@ -356,6 +357,15 @@
     list.prepend(heading, group);
     return group;
   }
+  // Rename and delete, for a conversation that has just begun on this page.
+  function offerConversationMenu(id) {
+    const menu = document.querySelector(".conversation-menu");
+    if (!menu) return;
+    menu.querySelector("form.rename").action = `/c/${encodeURIComponent(id)}/rename`;
+    menu.querySelector("form.delete").action = `/c/${encodeURIComponent(id)}/delete`;
+    menu.hidden = false;
+  }
+
   // The title the server gave the conversation (a summary of its first question), once known.
   function retitle(id, title) {
     if (!id || !title) return;
@@ -366,6 +376,8 @@
       heading.textContent = title;
       heading.removeAttribute("lang");
       markLanguage(heading, title);
+      const name = document.getElementById("conversation-title");
+      if (name) name.value = title;
     }
   }
 
@@ -432,7 +444,9 @@
   function offerEdit() {
     document.querySelectorAll(".question-actions").forEach((n) => n.remove());
     const last = [...transcript.querySelectorAll(".msg.user")].pop();
+    const answer = [...transcript.querySelectorAll(".msg.assistant")].pop();
     if (!last || running || !conversationField.value) return;
+    if (answer && ["running", "awaiting_confirmation"].includes(answer.dataset.status)) return; // decide it first
     const actions = el("div", "question-actions");
     const link = actions.appendChild(el("a", "edit-question", t.edit_question));
     link.href = `/c/${conversationField.value}?edit=${encodeURIComponent(last.dataset.messageId || "")}#message`;
