@@ -35,10 +35,13 @@ wrk:
 	@command -v wrk >/dev/null 2>&1 || { echo "installing Debian wrk for bench-chat"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 
+# `make run PORT=5001` serves on another port; the line before the server's own says which.
+PORT    ?= 5000
 run: $(STAMP)
 	$(FLASK) db upgrade
 	$(FLASK) seed
-	$(FLASK) run --host 127.0.0.1 --port 5000
+	@echo "inventory_ai: serving on http://127.0.0.1:$(PORT) (another port: make run PORT=5001)"
+	$(FLASK) run --host 127.0.0.1 --port $(PORT)
 
 # Production-like: gunicorn with gthread workers (gunicorn.conf.py); set INVENTORY_AI_ENV=production
 # and INVENTORY_AI_SECRET_KEY for a real deployment (docs/operations.md).

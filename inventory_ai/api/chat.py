@@ -25,6 +25,7 @@ from inventory_ai.assistant.intake import MAX_MESSAGE_CHARS
 from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import error_response
 from inventory_ai.extensions import chat_limit, db
+from inventory_ai.logging import get_logger
 from inventory_ai.models import (
     CallStatus,
     ChatMessage,
@@ -37,6 +38,7 @@ from inventory_ai.readers import reader_language
 from inventory_ai.services import approvals, conversations
 from inventory_ai.services.conversations import message_view
 
+log = get_logger(__name__)
 blp = Blueprint("api_chat", __name__, url_prefix="/api/v1", description="Chat with the assistant")
 
 
@@ -143,9 +145,13 @@ def respond(turn: AnswerRef, events: Iterator[Event]):
                 yield _sse(Start(turn.conversation_id, turn.message_id))  # the page knows where it is at once
                 for event in events:
                     yield _sse(event)
+            except GeneratorExit:
+                # The reader went away (a reload, a closed tab, a dropped connection): the answer
+                # goes on to its end without one, stored as usual, for the page to pick up again.
+                # Only a stop (POST …/cancel: the page's Stop button, Esc) ends an answer early.
+                _finish_unread(events)
+                raise
             finally:
-                # A client that went away: the answer stops now, in this request's context (the
-                # loop ends it `cancelled`), not whenever the garbage collector gets to it.
                 getattr(events, "close", lambda: None)()
 
         response = Response(stream_with_context(generate()), mimetype="text/event-stream")
@@ -168,6 +174,14 @@ def respond(turn: AnswerRef, events: Iterator[Event]):
         response.headers["Retry-After"] = str(unavailable.retry_after)
         return response
     return body
+
+
+def _finish_unread(events: Iterator[Event]) -> None:
+    try:
+        for _event in events:
+            pass
+    except Exception:  # the loop ends its answer itself (failed); this is only the reader's end
+        log.exception("unread_answer_failed")
 
 
 @blp.route("/chat")
@@ -288,17 +302,42 @@ class ConversationSchema(Schema):
     messages = fields.List(fields.Dict())
 
 
+class ConversationQuery(Schema):
+    q = fields.String(
+        load_default="",
+        validate=validate.Length(max=conversations.SEARCH_MAX_CHARS),
+        metadata={"description": "only conversations whose title or messages hold this text"},
+    )
+
+
+class ConversationFoundSchema(ConversationSummarySchema):
+    match = fields.String(
+        allow_none=True, metadata={"description": "with `q`: the words around the first match in a message"}
+    )
+
+
+class RenameSchema(Schema):
+    title = fields.String(required=True, validate=validate.Length(min=1, max=conversations.TITLE_MAX_CHARS))
+
+
 @blp.route("/conversations")
 class Conversations(MethodView):
-    @blp.response(200, ConversationSummarySchema(many=True))
+    @blp.arguments(ConversationQuery(), location="query")
+    @blp.response(200, ConversationFoundSchema(many=True))
     @login_required
-    def get(self):
+    def get(self, args):
+        """Your conversations, most recently used first; with `q`, those whose title or messages
+        hold that text (at most 50), each with the words around its first match. `signoff` marks
+        one whose booking waits for a sign-off, or whose outcome you have not opened yet."""
         manager().recovery.expire_due(db.session)  # a sign-off past its time shows as expired
-        listed = conversations.recent(db.session, authenticated_user())
-        marks = approvals.marks(db.session, [c.id for c in listed])
+        if args["q"].strip():
+            found = conversations.search(db.session, authenticated_user(), args["q"])
+        else:
+            found = [(c, None) for c in conversations.recent(db.session, authenticated_user())]
+        marks = approvals.marks(db.session, [c.id for c, _match in found])
         return [
-            {"id": c.id, "title": c.title, "updated_at": c.updated_at, "signoff": marks.get(c.id)}
-            for c in listed
+            {"id": c.id, "title": c.title, "updated_at": c.updated_at, "signoff": marks.get(c.id), "match": m}
+            for c, m in found
         ]
 
 
@@ -313,3 +352,18 @@ class ConversationResource(MethodView):
             "title": conversation.title,
             "messages": conversations.transcript(conversation),
         }
+
+    @blp.arguments(RenameSchema())
+    @blp.response(200, ConversationSummarySchema)
+    @login_required
+    def patch(self, body, conversation_id):
+        """Rename a conversation of yours."""
+        return conversations.rename(db.session, authenticated_user(), conversation_id, body["title"])
+
+    @blp.response(204)
+    @blp.alt_response(409, description="an answer in it is still running or waiting for your decision")
+    @login_required
+    def delete(self, conversation_id):
+        """Delete a conversation of yours: it is gone from your list, search and pages; the audit
+        trail and admins keep it."""
+        conversations.delete(db.session, authenticated_user(), conversation_id)

@@ -34,6 +34,7 @@ from inventory_ai.models import (
     new_id,
     utcnow,
 )
+from inventory_ai.services import conversations
 
 _messages = ChatMessage.__table__
 _conversations = Conversation.__table__
@@ -85,7 +86,7 @@ def intake(user_id: int, text: str, language: str, conversation_id: str | None) 
     """The rows for a question, in a new conversation unless one is given. No database work."""
     conversation = None
     if conversation_id is None:
-        conversation = {"id": new_id(), "user_id": user_id, "title": text[:80]}
+        conversation = {"id": new_id(), "user_id": user_id, "title": conversations.title_for(text)}
         conversation_id = conversation["id"]
     question, answer = filled(ChatMessage, [
         {"conversation_id": conversation_id, "role": "user", "content": text, "language": language},

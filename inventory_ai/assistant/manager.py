@@ -376,6 +376,10 @@ class ToolExecutionManager:
                 PermissionDenied(f"tool {record.name!r} is no longer available to this user")
             )
         call = ToolCall(record.model_call_id, record.name, record.arguments)
+        # The tool runs on a connection of its own: this session's read ends first, so the thread
+        # holds one connection at a time (with both, a worker whose threads all approve at once
+        # waits on its own pool until the tools fail).
+        answering.session.commit()
         outcome = self.calls.invoke(PreparedCall(call, record.call_id, tool, arguments), answering.context)
         original = json.loads(record.arguments)
         changes = {
@@ -407,6 +411,7 @@ class ToolExecutionManager:
             language=user.language or "zh", tool_names=self.registry.names(),
         )  # fmt: skip
         wire = ToolCall(call_id, name, dumps(arguments) if isinstance(arguments, dict) else str(arguments))
+        session.commit()  # the tool's own connection, not a second one beside this read (_carry_out)
         prepared = self.calls.prepare(wire, call_id, toolbox, context, ordinal=0)
         [outcome] = self.calls.run([prepared], context)
         begin_write(session)

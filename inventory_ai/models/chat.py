@@ -54,6 +54,8 @@ class Conversation(db.Model):
     title: Mapped[str] = mapped_column(String(200), default="")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    # Deleted by its owner: gone from their list, search and pages; admins and the audit keep it.
+    deleted_at: Mapped[datetime | None]
 
     messages: Mapped[list[ChatMessage]] = relationship(
         back_populates="conversation", order_by="ChatMessage.created_seq", cascade="all, delete-orphan"

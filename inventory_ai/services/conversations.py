@@ -1,29 +1,44 @@
-"""Conversations as their owner and the API see them: who owns what, the recent list, transcripts.
+"""Conversations as their owner and the API see them: who owns what, the recent list, search,
+renaming and deleting, transcripts, and the title a new conversation gets.
 
-A conversation or answer that is not the caller's looks exactly like a missing one (NotFound).
+A conversation or answer that is not the caller's looks exactly like a missing one (NotFound), and so
+does one its owner deleted: deleting is soft (`deleted_at`), so the audit trail and the admin
+conversations API keep it, but its owner sees it nowhere.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import select
+import re
+import unicodedata
+
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, object_session
 
 from inventory_ai import strict_json
-from inventory_ai.errors import NotFound
-from inventory_ai.models import CallStatus, ChatMessage, Conversation, User
-from inventory_ai.services import approvals
+from inventory_ai.errors import Conflict, InvalidInput, NotFound
+from inventory_ai.models import CallStatus, ChatMessage, Conversation, MessageStatus, User, utcnow
+from inventory_ai.services import approvals, audit
+from inventory_ai.text import storable
+
+TITLE_MAX_CHARS = 200
+SEARCH_MAX_CHARS = 200
 
 
 def own_conversation(session: Session, user: User, conversation_id: str) -> Conversation:
     conversation = session.get(Conversation, conversation_id)
-    if conversation is None or conversation.user_id != user.id:
+    if conversation is None or conversation.user_id != user.id or conversation.deleted_at is not None:
         raise NotFound("no such conversation")
     return conversation
 
 
 def own_answer(session: Session, user: User, message_id: str) -> ChatMessage:
     message = session.get(ChatMessage, message_id)
-    if message is None or message.role != "assistant" or message.conversation.user_id != user.id:
+    if (
+        message is None
+        or message.role != "assistant"
+        or message.conversation.user_id != user.id
+        or message.conversation.deleted_at is not None
+    ):
         raise NotFound("no such message")
     return message
 
@@ -32,11 +47,150 @@ def recent(session: Session, user: User, limit: int = 100) -> list[Conversation]
     return list(
         session.scalars(
             select(Conversation)
-            .where(Conversation.user_id == user.id)
+            .where(Conversation.user_id == user.id, Conversation.deleted_at.is_(None))
             .order_by(Conversation.updated_at.desc())
             .limit(limit)
         )
     )
+
+
+def search(session: Session, user: User, text: str, limit: int = 50) -> list[tuple[Conversation, str]]:
+    """The user's conversations whose title or any message (a question or an answer) holds `text`,
+    most recently used first, each with the words around its first match in a message ("" when
+    only the title matched). Case-insensitive for Latin letters."""
+    text = " ".join(storable(text or "").split())[:SEARCH_MAX_CHARS]
+    if not text:
+        return [(c, "") for c in recent(session, user, limit)]
+    pattern = "%" + re.sub(r"([\\%_])", r"\\\1", text) + "%"
+    in_messages = (
+        select(ChatMessage.conversation_id)
+        .join(Conversation, ChatMessage.conversation_id == Conversation.id)
+        .where(Conversation.user_id == user.id, ChatMessage.content.ilike(pattern, escape="\\"))
+    )
+    found = list(
+        session.scalars(
+            select(Conversation)
+            .where(
+                Conversation.user_id == user.id,
+                Conversation.deleted_at.is_(None),
+                or_(Conversation.title.ilike(pattern, escape="\\"), Conversation.id.in_(in_messages)),
+            )
+            .order_by(Conversation.updated_at.desc())
+            .limit(limit)
+        )
+    )
+    snippets: dict[str, str] = {}
+    if found:
+        rows = session.execute(
+            select(ChatMessage.conversation_id, ChatMessage.content)
+            .where(
+                ChatMessage.conversation_id.in_([c.id for c in found]),
+                ChatMessage.content.ilike(pattern, escape="\\"),
+            )
+            .order_by(ChatMessage.created_seq)
+        )
+        for conversation_id, content in rows:
+            snippets.setdefault(conversation_id, _around(content, text))
+    return [(c, snippets.get(c.id, "")) for c in found]
+
+
+def _around(content: str, text: str, width: int = 30) -> str:
+    """The words around the first match of `text` in `content`, on one line."""
+    flat = " ".join(content.split())
+    at = flat.lower().find(text.lower())
+    if at < 0:
+        return flat[: 2 * width]
+    start, end = max(0, at - width), at + len(text) + width
+    return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")
+
+
+def rename(session: Session, user: User, conversation_id: str, title: str) -> Conversation:
+    conversation = own_conversation(session, user, conversation_id)
+    title = " ".join(storable(title or "").split())
+    if not title:
+        raise InvalidInput("the title is empty", {"fields": {"title": ["Give the conversation a title."]}})
+    if len(title) > TITLE_MAX_CHARS:
+        raise InvalidInput(
+            f"the title is {len(title)} characters; the limit is {TITLE_MAX_CHARS}",
+            {"fields": {"title": [f"At most {TITLE_MAX_CHARS} characters."]}},
+        )
+    conversation.title = title
+    audit.record(
+        session, "conversation_renamed", "success", user_id=user.id, role=user.role,
+        conversation_id=conversation.id, arguments={"title": title},
+    )  # fmt: skip
+    session.commit()
+    return conversation
+
+
+def delete(session: Session, user: User, conversation_id: str) -> None:
+    """Gone for its owner; kept for the audit and admins. An answer still running or waiting for
+    the owner's decision must end first (stop it, or decide): nothing is left waiting unseen."""
+    conversation = own_conversation(session, user, conversation_id)
+    unfinished = session.scalar(
+        select(ChatMessage.id).where(
+            ChatMessage.conversation_id == conversation.id,
+            ChatMessage.status.in_([MessageStatus.RUNNING, MessageStatus.AWAITING_CONFIRMATION]),
+        )
+    )
+    if unfinished is not None:
+        raise Conflict(
+            "this conversation has an answer still running or waiting for your decision: "
+            "stop or decide it first",
+            {"message_id": unfinished},
+        )
+    conversation.deleted_at = utcnow()
+    audit.record(
+        session, "conversation_deleted", "success", user_id=user.id, role=user.role,
+        conversation_id=conversation.id, arguments={"title": conversation.title},
+    )  # fmt: skip
+    session.commit()
+
+
+# A request's courtesies and openers say nothing about what it is about.
+_OPENERS = re.compile(
+    r"^(?:(?:你好|您好|请问|请|帮我|帮忙|麻烦你|麻烦|能不能|能否|可以|可不可以|我想|我要|给我)[，,\s]*"
+    r"|(?:hi|hello|hey|please|pls|can you|could you|would you|will you|i want to|i'd like to)\b[,\s]*)+",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]")
+TITLE_WIDTH = 32  # a sidebar line: a CJK character is two of these
+
+
+def title_for(question: str) -> str:
+    """A new conversation's title: what its first question is about, short enough for one line of
+    the sidebar. The first sentence without its courtesies (请, 帮我, please, can you), at most
+    TITLE_WIDTH wide, cut at a word and marked with … when cut. Made from the words asked, not by a
+    model: no extra call, nothing said that was not asked."""
+    text = " ".join((question or "").split())
+    first = _SENTENCE_END.split(text, maxsplit=1)[0].strip() or text
+    core = _OPENERS.sub("", first).strip(" ，,。.：:?？!！") or first.strip()
+    if core[:1].isascii():
+        core = core[:1].upper() + core[1:]
+    return _fit(core, TITLE_WIDTH)
+
+
+def _width(char: str) -> int:
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def _fit(text: str, width: int) -> str:
+    if sum(_width(c) for c in text) <= width:
+        return text
+    used, cut = 0, 0
+    for i, char in enumerate(text):
+        used += _width(char)
+        if used > width - 1:
+            break
+        cut = i + 1
+    head = text[:cut]
+    clause = max(head.rfind("，"), head.rfind(","), head.rfind("、"))
+    space = head.rfind(" ")
+    if clause > cut // 3:  # a whole clause rather than half of the next one
+        head = head[:clause]
+    elif space > cut // 2:  # Latin words: not mid-word
+        head = head[:space]
+    return head.rstrip(" ，,、") + "…"
 
 
 def transcript(conversation: Conversation) -> list[dict]:

@@ -14,7 +14,7 @@ from decimal import Decimal, InvalidOperation
 
 from flask import current_app, url_for
 from markupsafe import Markup
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from inventory_ai.assistant.described import described
 from inventory_ai.assistant.extension import manager
@@ -66,6 +66,11 @@ class AnswerView:
     reply: Markup = field(default_factory=Markup)
     notes: list[tuple[str, str]] = field(default_factory=list)  # (kind, text)
     cards: list[Card] = field(default_factory=list)
+    conversation_id: str = ""
+    conversation_title: str = ""
+    lang: str | None = None  # the reply's `lang` when it is not in the page's language
+    # A failed or stopped answer that is its conversation's latest: the question, to ask it again.
+    retry_question: str | None = None
 
 
 def primary_model() -> str:
@@ -103,7 +108,34 @@ def answer_view(message: ChatMessage, lang: str, t: dict[str, str]) -> AnswerVie
         if chart is not None:
             view.charts.append(chart)
     view.notes += _ending_notes(message, t)
+    view.conversation_id = message.conversation_id
+    view.conversation_title = message.conversation.title
+    if message.language in ("zh", "en") and message.language != lang:
+        view.lang = "zh-CN" if message.language == "zh" else "en"
+    if message.status in (MessageStatus.FAILED, MessageStatus.CANCELLED):
+        view.retry_question = _question_to_retry(message)
     return view
+
+
+def _question_to_retry(message: ChatMessage) -> str | None:
+    """The question this answer answered, when nothing was said after it in its conversation."""
+    latest = db.session.scalar(
+        select(func.max(ChatMessage.created_seq)).where(
+            ChatMessage.conversation_id == message.conversation_id
+        )
+    )
+    if latest != message.created_seq:
+        return None
+    return db.session.scalar(
+        select(ChatMessage.content)
+        .where(
+            ChatMessage.conversation_id == message.conversation_id,
+            ChatMessage.created_seq < message.created_seq,
+            ChatMessage.role == "user",
+        )
+        .order_by(ChatMessage.created_seq.desc())
+        .limit(1)
+    )
 
 
 def _chip(call: ToolCallRecord, data, t: dict[str, str]) -> Chip:

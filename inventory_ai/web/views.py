@@ -8,7 +8,7 @@ one are the same HTML. The overview and sign-off pages add their routes to this 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from urllib.parse import urlparse
 
@@ -25,6 +25,7 @@ from flask_login import login_required
 from sqlalchemy import func, select
 
 from inventory_ai.assistant.extension import decisions, manager
+from inventory_ai.assistant.intake import MAX_MESSAGE_CHARS
 from inventory_ai.auth import authenticated_user, check_credentials, log_in, log_out
 from inventory_ai.database import writing
 from inventory_ai.errors import DomainError, NotFound
@@ -32,6 +33,7 @@ from inventory_ai.extensions import chat_limit, db, login_limit
 from inventory_ai.models import (
     ChatMessage,
     Conversation,
+    MessageStatus,
     Signoff,
     SignoffStatus,
     ToolCallRecord,
@@ -40,6 +42,7 @@ from inventory_ai.models import (
 )
 from inventory_ai.services import approvals, clock, conversations, shown
 from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
+from inventory_ai.text import language_of
 from inventory_ai.web import bp
 from inventory_ai.web.answers import answer_view
 from inventory_ai.web.i18n import LANGUAGES, QUICK_ACTIONS, language, place_names, strings
@@ -137,22 +140,35 @@ def _chat_page(conversation: Conversation | None):
     t = strings(lang)
     manager().recovery.expire_due(db.session)  # a sign-off past its time shows as expired
     transcript = []
+    draft = ""
     if conversation is not None:
         _outcomes_seen(conversation.id)
+        asked = [m for m in conversation.messages if m.role == "user"]
         for m in conversation.messages:
             if m.role == "user":
-                transcript.append({"role": "user", "content": m.content})
+                transcript.append(
+                    {"role": "user", "id": m.id, "content": m.content, "lang": _other_lang(m.content, lang)}
+                )
             else:
                 transcript.append({"role": "assistant", "view": answer_view(m, lang, t)})
-    listed = conversations.recent(db.session, user, 50)
+        last = conversation.messages[-1] if conversation.messages else None
+        if asked and last is not None and last.status not in UNFINISHED:
+            transcript[-2 if last.role == "assistant" else -1]["editable"] = True
+        edited = request.args.get("edit")
+        draft = next((m.content for m in asked if m.id == edited), "")
+    query = (request.args.get("q") or "").strip()[: conversations.SEARCH_MAX_CHARS]
     return render_template(
         "chat.html",
-        conversations=[(c, _when(c.updated_at, t)) for c in listed],
-        signoff_marks=approvals.marks(db.session, [c.id for c in listed]),
+        groups=_sidebar_groups(user, conversation.id if conversation else None, query, t),
+        query=query,
         conversation=conversation,
         transcript=transcript,
+        draft=draft,
+        title_lang=_other_lang(conversation.title, lang) if conversation and conversation.title else None,
+        newest_card_field=_newest_card_field(transcript),
         quick_actions=_quick_actions(user, lang),
         timezone=clock.PLANT.key,
+        limit=MAX_MESSAGE_CHARS,
     )
 
 
@@ -164,16 +180,108 @@ def _outcomes_seen(conversation_id: str) -> None:
             db.session.commit()
 
 
-def _when(moment: datetime, t: dict[str, str]) -> str:
-    """When a conversation was last used, in the plant's time: 今天 14:05, 昨天 09:12, 11-02 16:40."""
-    day, today, time_of_day = shown.plant_day(moment), clock.today(), shown.when(moment, "time")
+UNFINISHED = {MessageStatus.RUNNING, MessageStatus.AWAITING_CONFIRMATION}
+
+
+def _newest_card_field(transcript: list[dict]) -> str | None:
+    """The id of the newest confirmation card's first field: the skip link's target."""
+    cards = [card for m in transcript if m["role"] == "assistant" for card in m["view"].cards]
+    if not cards:
+        return None
+    card = cards[-1]
+    return f"{'quantity' if card.quantity is not None else 'reason'}-{card.tool_call_id}"
+
+
+def _other_lang(text: str, lang: str) -> str | None:
+    """The `lang` a text needs when it is not in the page's language (screen readers, fonts)."""
+    written = language_of(text)
+    if written == lang:
+        return None
+    return "zh-CN" if written == "zh" else "en"
+
+
+def _sidebar_groups(user: User, current: str | None, query: str, t: dict[str, str]) -> list[dict]:
+    """The sidebar's conversations (those whose title or messages hold `query`, when given), in
+    groups by the plant's day they were last used: 今天, 昨天, then each earlier day."""
+    if query:
+        found = conversations.search(db.session, user, query)
+    else:
+        found = [(c, "") for c in conversations.recent(db.session, user, 50)]
+    groups: list[dict] = []
+    today = clock.today()
+    marks = approvals.marks(db.session, [c.id for c, _match in found])  # sign-offs: waiting, outcomes
+    for c, match in found:
+        day = shown.plant_day(c.updated_at)
+        if not groups or groups[-1]["day"] != day:
+            groups.append({"day": day, "label": _day_label(day, today, t), "items": []})
+        groups[-1]["items"].append(
+            {
+                "c": c,
+                "time": shown.when(c.updated_at, "time"),
+                "match": match,
+                "current": c.id == current,
+                "lang": _other_lang(c.title, language()),
+                "mark": marks.get(c.id),
+            }
+        )
+    return groups
+
+
+WEEKDAYS = ("周一", "周二", "周三", "周四", "周五", "周六", "周日")
+
+
+def _day_label(day, today, t: dict[str, str]) -> str:
     if day == today:
-        return f"{t['today']} {time_of_day}"
+        return t["today"]
     if day == today - timedelta(days=1):
-        return f"{t['yesterday']} {time_of_day}"
-    if day.year == today.year:
-        return f"{shown.when(moment, 'month_day')} {time_of_day}"
-    return shown.when(moment, "day")
+        return t["yesterday"]
+    if language() == "zh":
+        return f"{day.month}月{day.day}日 {WEEKDAYS[day.weekday()]}" + (
+            "" if day.year == today.year else f" {day.year}"
+        )
+    return f"{day:%a} {day.day} {day:%b}" + ("" if day.year == today.year else f" {day.year}")
+
+
+@bp.get("/conversation-list")
+@login_required
+def conversation_list():
+    """The sidebar's list alone, for the page's search as one types (static/chat.js)."""
+    t = strings(language())
+    query = (request.args.get("q") or "").strip()[: conversations.SEARCH_MAX_CHARS]
+    groups = _sidebar_groups(authenticated_user(), request.args.get("current"), query, t)
+    return render_template("_conversation_list.html", groups=groups, query=query)
+
+
+@bp.post("/c/<conversation_id>/rename")
+@login_required
+def rename_conversation(conversation_id: str):
+    t = strings(language())
+    try:
+        conversations.rename(db.session, authenticated_user(), conversation_id, request.form.get("title", ""))
+    except NotFound:
+        abort(404)
+    except DomainError as exc:
+        flash(exc.message, "error")
+    else:
+        flash(t["renamed"], "success")
+    return redirect(url_for("web.conversation", conversation_id=conversation_id))
+
+
+@bp.post("/c/<conversation_id>/delete")
+@login_required
+def delete_conversation(conversation_id: str):
+    t = strings(language())
+    user = authenticated_user()
+    try:
+        title = conversations.own_conversation(db.session, user, conversation_id).title
+        conversations.delete(db.session, user, conversation_id)
+    except NotFound:
+        abort(404)
+    except DomainError as exc:
+        flash(exc.message, "error")
+        return redirect(url_for("web.conversation", conversation_id=conversation_id))
+    flash(t["deleted"].format(title=title), "success")
+    return redirect(url_for("web.index"))
 
 
 def _quick_actions(user: User, lang: str) -> list[dict]:
@@ -228,7 +336,11 @@ def all_rows(tool_call_id: str):
         .join(ToolRound, ToolCallRecord.round_id == ToolRound.id)
         .join(ChatMessage, ToolRound.message_id == ChatMessage.id)
         .join(Conversation, ChatMessage.conversation_id == Conversation.id)
-        .where(ToolCallRecord.call_id == tool_call_id, Conversation.user_id == user.id)
+        .where(
+            ToolCallRecord.call_id == tool_call_id,
+            Conversation.user_id == user.id,
+            Conversation.deleted_at.is_(None),
+        )
     ).first()
     if found is None or found[0].name not in PAGED_TOOLS:
         abort(404)

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from sqlalchemy import event
 
-from inventory_ai.assistant.setup import direct_calls
+from inventory_ai.assistant.extension import manager as answers
 from inventory_ai.extensions import db
 from inventory_ai.models import User
 from tests.support.clients import AuthActions
@@ -108,7 +108,7 @@ def test_a_chat_round_runs_its_tools_while_the_answer_holds_no_other_connection(
 def test_a_tool_called_from_mcp_runs_while_its_caller_holds_no_other_connection(app):
     staff = db.session.query(User).filter_by(username="manager").one()
     with most_held_by_a_thread(db.engine) as most:
-        made = direct_calls().call(
+        made = answers().call_directly(
             db.session, staff, "create_purchase_request", {"material": "M001", "quantity": 5}
         )
     assert made.status == "success"

@@ -27,6 +27,7 @@ class AdminConversationSummarySchema(Schema):
     title = fields.String()
     created_at = UtcDateTime()
     updated_at = UtcDateTime()
+    deleted_at = UtcDateTime(allow_none=True, metadata={"description": "when its owner deleted it"})
 
 
 class ConversationQuery(PageArgs):
@@ -55,5 +56,6 @@ class ConversationResource(MethodView):
             "id": conversation.id,
             "user_id": conversation.user_id,
             "title": conversation.title,
+            "deleted_at": UtcDateTime()._serialize(conversation.deleted_at, None, None),
             "messages": transcript(conversation),
         }

@@ -34,23 +34,65 @@ def running(site, ids: list[str]) -> list[str]:
     ]
 
 
-def test_a_host_killed_with_twenty_answers_running_is_cleaned_up_by_the_other(site, model):
-    a, b = site.a, site.b
-    slow = model.slow()
+def m005_in_main(site):
+    [(level,)] = site.sql(
+        "SELECT l.quantity FROM stock_levels l JOIN materials m ON m.id = l.material_id "
+        "JOIN warehouses w ON w.id = l.warehouse_id WHERE m.code = 'M005' AND w.code = 'WH01'"
+    )
+    return level
+
+
+def each_approved_booking_is_in_the_ledger_once(site, b, approvals) -> None:
+    """Every approved booking is in the ledger once, its call says so, and the same approval again
+    (now on b) is 409: it was decided; nothing more is booked."""
+    for person, message_id, call_id in approvals:
+        assert site.sql(
+            "SELECT count(*) FROM stock_movements WHERE idempotency_key = %(key)s", key=f"chat:{call_id}"
+        ) == [(1,)]
+        assert site.sql("SELECT status FROM tool_calls WHERE call_id = %(id)s", id=call_id) == [("success",)]
+        again = person.post(b, f"/api/v1/chat/messages/{message_id}/decision", json={"decision": "approve"})
+        assert again.status_code == 409, again.text
+
+
+def each_conversation_goes_on(b, answers) -> None:
+    """Each conversation takes its next message, on b."""
+    for person, message_id, conversation_id in answers:
+        seen = person.get(b, f"/api/v1/chat/messages/{message_id}").json()
+        assert seen["status"] == "failed", seen
+        nxt = chat(person, b, "还在吗", conversation_id=conversation_id)
+        assert nxt.status_code == 200 and nxt.json()["reply"] == "在的。", nxt.text
+
+
+def proposing_deliveries(slow):
+    """A model that proposes a delivery when asked to take one in, and takes its time otherwise."""
 
     def behaviour(body: dict) -> Reply:
         last = body["input"]["messages"][-1]
         if last["role"] == "user" and "收货" in (last.get("content") or ""):
             return Reply(tool_calls=[tool_call("record_stock_movement", DELIVERY)])
-        return slow(body)  # everything else: the model takes its time
+        return slow(body)
 
-    model.answers(behaviour)
+    return behaviour
+
+
+def approve_on(host, person, message_id) -> None:
+    with contextlib.suppress(requests.RequestException):  # its host dies under it
+        requests.post(
+            f"{host.base}/api/v1/chat/messages/{message_id}/decision",
+            json={"decision": "approve"},
+            headers=person.headers(),
+            timeout=180,
+        )
+
+
+def test_a_host_killed_with_twenty_answers_running_is_cleaned_up_by_the_other(site, model):
+    a, b = site.a, site.b
+    slow = model.slow()
+
+    model.answers(proposing_deliveries(slow))
     bookers = [site.person(log_in_on=a) for _ in range(ANSWERS // 4)]
     askers = [site.person(log_in_on=a) for _ in range(ANSWERS // 4)]
-    [(before,)] = site.sql(
-        "SELECT l.quantity FROM stock_levels l JOIN materials m ON m.id = l.material_id "
-        "JOIN warehouses w ON w.id = l.warehouse_id WHERE m.code = 'M005' AND w.code = 'WH01'"
-    )
+    before = m005_in_main(site)
 
     # Half: bookings proposed on a, then approved there. The booking is made, then the model is
     # asked to say so, and takes its time: the approval's answer is `running`, its booking done.
@@ -62,16 +104,7 @@ def test_a_host_killed_with_twenty_answers_running_is_cleaned_up_by_the_other(si
         approvals.append((person, body["message_id"], body["pending"][0]["tool_call_id"]))
         answers.append((person, body["message_id"], body["conversation_id"]))
 
-    def approve(person, message_id):
-        with contextlib.suppress(requests.RequestException):  # its host dies under it
-            requests.post(
-                f"{a.base}/api/v1/chat/messages/{message_id}/decision",
-                json={"decision": "approve"},
-                headers=person.headers(),
-                timeout=180,
-            )
-
-    cut_off = [threading.Thread(target=approve, args=(p, m), daemon=True) for p, m, _ in approvals]
+    cut_off = [threading.Thread(target=approve_on, args=(a, p, m), daemon=True) for p, m, _ in approvals]
     for t in cut_off:
         t.start()
     # The other half: questions on a whose model takes its time, streamed as the page asks them.
@@ -103,31 +136,9 @@ def test_a_host_killed_with_twenty_answers_running_is_cleaned_up_by_the_other(si
         assert sorted(ended) == [("failed", "interrupted")] * ANSWERS
         assert site.sql("SELECT count(*) FROM messages WHERE status = 'running'") == [(0,)]
 
-        # Every approved booking is in the ledger once, and its call says so.
-        for person, message_id, call_id in approvals:
-            assert site.sql(
-                "SELECT count(*) FROM stock_movements WHERE idempotency_key = %(key)s", key=f"chat:{call_id}"
-            ) == [(1,)]
-            assert site.sql("SELECT status FROM tool_calls WHERE call_id = %(id)s", id=call_id) == [
-                ("success",)
-            ]
-            # The same approval again, now on b: it was decided; nothing more is booked.
-            again = person.post(
-                b, f"/api/v1/chat/messages/{message_id}/decision", json={"decision": "approve"}
-            )
-            assert again.status_code == 409, again.text
-        [(after,)] = site.sql(
-            "SELECT l.quantity FROM stock_levels l JOIN materials m ON m.id = l.material_id "
-            "JOIN warehouses w ON w.id = l.warehouse_id WHERE m.code = 'M005' AND w.code = 'WH01'"
-        )
-        assert after == before + 10 * len(approvals)
-
-        # Each conversation takes its next message, on b.
-        for person, message_id, conversation_id in answers:
-            seen = person.get(b, f"/api/v1/chat/messages/{message_id}").json()
-            assert seen["status"] == "failed", seen
-            nxt = chat(person, b, "还在吗", conversation_id=conversation_id)
-            assert nxt.status_code == 200 and nxt.json()["reply"] == "在的。", nxt.text
+        each_approved_booking_is_in_the_ledger_once(site, b, approvals)
+        assert m005_in_main(site) == before + 10 * len(approvals)
+        each_conversation_goes_on(b, answers)
     finally:
         for stream in streams:
             stream.close()
