@@ -15,6 +15,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from inventory_ai import tracing
 from inventory_ai.database import write_transaction
 from inventory_ai.errors import Conflict, Forbidden, InsufficientStock, InvalidInput
 from inventory_ai.models import (
@@ -263,6 +264,7 @@ def _write(session, request, material, warehouse, counterpart, level, delta, key
         user_id=request.user_id,
         idempotency_key=key,
         request_hash=request.fingerprint() if key else None,
+        trace_id=tracing.trace_id(),  # the decision or request that booked it, when traces are on
     )
     level.quantity = level.quantity + delta
     session.add(movement)
