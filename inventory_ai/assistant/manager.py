@@ -31,7 +31,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from inventory_ai import tracing
-from inventory_ai.assistant import answer_store, intake
+from inventory_ai.assistant import answer_store, effects, intake
 from inventory_ai.assistant import events as ev
 from inventory_ai.assistant.answering import Answering, AnswerRef, Decision
 from inventory_ai.assistant.compaction import dumps
@@ -437,6 +437,9 @@ class ToolExecutionManager:
                     "conversation_id": message.conversation_id,
                     "approve_at": approval_page(message.conversation_id),
                     "description": prepared.description,
+                    "effect": effects.of_call(
+                        self.registry, session, context.engine, user, name, call_id, prepared.arguments
+                    ),
                     "message": "not booked yet: it waits for the user, who approves or rejects it on "
                     "the page approve_at (signed in); this client cannot approve it",
                 }
