@@ -16,6 +16,9 @@ from flask import current_app, url_for
 from markupsafe import Markup
 from sqlalchemy import select
 
+from inventory_ai.assistant import effects
+from inventory_ai.assistant.extension import manager
+from inventory_ai.auth import authenticated_user
 from inventory_ai.extensions import db
 from inventory_ai.models import CallStatus, ChatMessage, Material, MessageStatus, ToolCallRecord
 from inventory_ai.services import clock
@@ -51,6 +54,7 @@ class Card:
     description: str
     quantity: str | None = None  # as the call asked, when it has one to change
     unit: str = ""
+    effect: dict | None = None  # what it would do to the stock if approved now (templates/_effect.html)
 
 
 @dataclass
@@ -76,13 +80,14 @@ def answer_view(message: ChatMessage, lang: str, t: dict[str, str]) -> AnswerVie
     view = AnswerView(message.id, message.status, reply=render(message.content))
     cells = Cells(lang, t, place_names(lang))
     charted: list[str] = []
+    effects_now = effects.of_answer(manager().registry, db.session, db.engine, authenticated_user(), message)
     reports: list[tuple[ResultTable, str | None]] = []
     lists: list[tuple[ResultTable, str | None]] = []
     for stored in message.rounds:
         for call in stored.calls:
             view.calls.append(f"{t.get('tool.' + call.name, call.name)}: {call.arguments}")
             if call.status == CallStatus.PENDING_CONFIRMATION:
-                view.cards.append(_card(call))
+                view.cards.append(_card(call, effects_now.get(call.call_id)))
                 continue
             data = parsed(call.content)
             view.chips.append(_chip(call, data, t))
@@ -162,10 +167,10 @@ def _plant_day(moment: datetime) -> str:
     return moment.replace(tzinfo=UTC).astimezone(clock.PLANT).strftime("%m-%d")
 
 
-def _card(call: ToolCallRecord) -> Card:
+def _card(call: ToolCallRecord, effect: dict | None) -> Card:
     arguments = parsed(call.arguments)
     arguments = arguments if isinstance(arguments, dict) else {}
-    card = Card(call.call_id, call.description or call.name)
+    card = Card(call.call_id, call.description or call.name, effect=effect)
     quantity = arguments.get("quantity")
     if isinstance(quantity, int | float) and not isinstance(quantity, bool):
         card.quantity = fmt_quantity(Decimal(str(quantity)))
