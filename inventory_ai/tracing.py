@@ -313,6 +313,35 @@ def carried(work: Callable) -> Callable:
     return run
 
 
+def carried_steps(steps: Iterator) -> Iterator:
+    """A streamed response's events, read after its view returned (and after the request's span
+    ended): each step runs under the request's context, taken now, so the answer stays in the
+    request's trace."""
+    if not ENABLED:
+        return steps
+    handed_over = otel_context.get_current()
+    return _carried_steps(steps, handed_over)
+
+
+def _carried_steps(steps, handed_over):
+    try:
+        while True:
+            token = otel_context.attach(handed_over)
+            try:
+                event = next(steps)
+            except StopIteration:
+                return
+            finally:
+                otel_context.detach(token)
+            yield event
+    finally:
+        token = otel_context.attach(handed_over)
+        try:
+            getattr(steps, "close", lambda: None)()
+        finally:
+            otel_context.detach(token)
+
+
 # --- an answer: invoke_agent --------------------------------------------------------------------
 
 
