@@ -336,3 +336,29 @@ def test_off_nothing_is_recorded_and_no_trace_is_kept(app, client, auth):
     )
     assert movement is not None and movement.trace_id is None
     assert db.session.scalar(select(AuditEvent.id).where(AuditEvent.trace_id.is_not(None))) is None
+
+
+def test_a_streamed_answer_is_the_same_trace_and_a_reader_who_leaves_leaves_no_context(traced, caplog):
+    app, recorded = traced
+    use(app, ScriptedProvider(calls(call("search_materials", {"keyword": "面粉"})), answer("找到了"),
+                              calls(call("search_materials", {"keyword": "糖"})), answer("也找到了")))  # fmt: skip
+    client = logged_in(app)
+    streamed = client.post(
+        "/api/v1/chat", json={"message": "帮我查找面粉原料"}, headers={"Accept": "text/event-stream"}
+    )
+    assert b"event: done" in streamed.data
+    spans = recorded.spans().of_trace(trace_of(streamed))
+    agent = spans.one("invoke_agent")
+    assert agent.parent_id == spans.one("POST /api/v1/chat").span_id
+    assert spans.one("execute_tool search_materials").parent_id == agent.span_id
+
+    left = client.post(
+        "/api/v1/chat", json={"message": "再查糖"}, headers={"Accept": "text/event-stream"}, buffered=False
+    )
+    assert b"start" in next(iter(left.response))  # the first event, and then the reader goes away
+    left.close()
+    after = client.get("/api/v1/auth/me")  # the next request on this thread starts its own trace
+    spans = recorded.spans().of_trace(trace_of(after))
+    root = spans.one("GET /api/v1/auth/me")
+    assert root.parent_id is None and all(s is root or root in spans.ancestors(s) for s in spans)
+    assert "Failed to detach context" not in caplog.text
