@@ -3,6 +3,8 @@ calls a message) run in turns on three builds, so a busy machine weighs on all o
 
     .venv/bin/python bench/traces_overhead.py [--base REV] [--rounds 4] [--calls N]
 
+(`--rounds 0 --calls 200`: the counts alone.)
+
   before   REV (default: where this branch left main), checked out in a temporary git worktree: the product without traces
   off      this tree, no OTEL_* variable set: what every deployment that does not ask for traces runs
   on       this tree exporting over OTLP/HTTP (BatchSpanProcessor, its defaults) to a sink in another
@@ -84,6 +86,7 @@ def main() -> None:
     subprocess.run(
         ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(before), base], check=True
     )
+    (before / ".venv").symlink_to(ROOT / ".venv")  # chat_calls.py starts its servers with the tree's .venv
     builds = {"before": (before, {}), "off": (ROOT, {}), "on": (ROOT, on)}
     try:
         print(f"load average before: {os.getloadavg()}")
@@ -96,9 +99,10 @@ def main() -> None:
                         case, p50, p95, sql = found.groups()
                         rows.setdefault((name, case), []).append((float(p50), float(p95), int(sql)))
                         print(f"round {turn + 1} {name:6} {line}", flush=True)
-        print(f"\nload average after: {os.getloadavg()}\n")
-        print("| build | case | p50 ms (median of runs) | p95 ms (median of runs) | SQL statements |")
-        print("|---|---|---|---|---|")
+        if rows:
+            print(f"\nload average after: {os.getloadavg()}\n")
+            print("| build | case | p50 ms (median of runs) | p95 ms (median of runs) | SQL statements |")
+            print("|---|---|---|---|---|")
         for (name, case), values in rows.items():
             p50 = statistics.median(v[0] for v in values)
             p95 = statistics.median(v[1] for v in values)
@@ -112,6 +116,7 @@ def main() -> None:
                 ]
                 count = next(m.group(1) for m in found if m)
                 print(f"| {name} | {count} |", flush=True)
+            print(f"\nload average after: {os.getloadavg()}")
     finally:
         receiver.terminate()
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)], check=False)
