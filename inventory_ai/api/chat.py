@@ -113,7 +113,8 @@ def effects_for(message: ChatMessage) -> dict[str, dict]:
 
 
 def viewed(message: ChatMessage) -> dict:
-    return message_view(message, effects_for(message))
+    waiting = message.status == MessageStatus.AWAITING_CONFIRMATION  # else no call waits: nothing to look up
+    return message_view(message, effects_for(message) if waiting else None)
 
 
 def _wants_stream() -> bool:
