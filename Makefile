@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 FLASK   := $(BIN)/flask --app wsgi
 
-.PHONY: lock run serve test test-pg test-hosts hosts-tools lint fuzz screenshots bench bench-peers bench-chat bench-hosts bench-faults bench-crash install chromium wrk clean
+.PHONY: lock run serve test test-pg test-hosts hosts-tools lint fuzz screenshots bench bench-peers bench-chat bench-hosts bench-faults bench-crash install chromium wrk clean traces
 
 # constraints.txt holds every package's version as CI tested it, the ones pyproject.toml does not name
 # too: a new release of a dependency's dependency changes nothing until it is tested and written there.
@@ -42,6 +42,17 @@ run: $(STAMP)
 	$(FLASK) seed
 	@echo "inventory_ai: serving on http://127.0.0.1:$(PORT) (another port: make run PORT=5001)"
 	$(FLASK) run --host 127.0.0.1 --port $(PORT)
+
+# Traces in Arize Phoenix, on this machine (docs/operations.md, "Traces"): Phoenix from PyPI in a
+# virtualenv of its own (its dependencies are not the app's pins), its storage in instance/phoenix,
+# and the app exporting to it over OTLP. PORT and PHOENIX_PORT (6006) choose the ports.
+PHOENIX := .venv-phoenix
+traces: $(STAMP)
+	test -x $(PHOENIX)/bin/phoenix || { $(PY) -m venv $(PHOENIX) && $(PHOENIX)/bin/python -m pip install \
+	  --quiet -c scripts/phoenix-constraints.txt arize-phoenix==20.26.1; }
+	$(FLASK) db upgrade
+	$(FLASK) seed
+	PORT=$(PORT) scripts/traces.sh
 
 # Production-like: gunicorn with gthread workers (gunicorn.conf.py); set INVENTORY_AI_ENV=production
 # and INVENTORY_AI_SECRET_KEY for a real deployment (docs/operations.md).
@@ -124,4 +135,4 @@ bench-crash: $(STAMP)
 	$(BIN)/python bench/crash.py --database postgresql
 
 clean:
-	rm -rf $(VENV) $(PEERS) instance .pytest_cache
+	rm -rf $(VENV) $(PEERS) $(PHOENIX) instance .pytest_cache

@@ -30,6 +30,14 @@ def on_starting(server):
         os.makedirs(folder)
 
 
+def post_fork(server, worker):
+    # Traces (OTEL_* set): each worker its own OpenTelemetry provider and export thread, started
+    # after the fork, before the app loads (inventory_ai/tracing.py).
+    from inventory_ai import tracing
+
+    tracing.after_fork()
+
+
 def post_worker_init(worker):
     # The app is loaded: what the worker made so far (the imports, the app, its engines: about
     # 390,000 objects) lives as long as it does. Frozen out of the collector's sight, a full

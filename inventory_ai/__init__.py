@@ -23,6 +23,7 @@ def create_app(config: Config | None = None) -> Flask:
     register_logging(app, config)
     register_security(app, config)
     register_extensions(app)
+    register_tracing(app)
     register_assistant(app)
     register_blueprints(app)
     register_mcp(app)
@@ -112,6 +113,13 @@ def register_extensions(app: Flask) -> None:
     limiter.init_app(app)
     login_manager.init_app(app)
     auth.init_app(app)
+
+
+def register_tracing(app: Flask) -> None:
+    # OpenTelemetry's variables set: this process's provider, the app's requests and its engine.
+    from inventory_ai import tracing
+
+    tracing.init_app(app)
 
 
 def register_assistant(app: Flask) -> None:

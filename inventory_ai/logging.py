@@ -20,6 +20,8 @@ _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
 def configure_logging(production: bool, file=None) -> None:
+    from inventory_ai.tracing import add_trace_ids  # it imports scrub from here
+
     renderer = (
         structlog.processors.JSONRenderer(ensure_ascii=False)
         if production
@@ -28,6 +30,7 @@ def configure_logging(production: bool, file=None) -> None:
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
+            add_trace_ids,  # trace_id and span_id inside a span, when traces are on
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             describe_exception,

@@ -13,7 +13,9 @@ from flask_login import login_required
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
+from inventory_ai.api.effects import EffectSchema
 from inventory_ai.api.fields import ExplicitDecision, UtcDateTime
+from inventory_ai.assistant import effects
 from inventory_ai.assistant.described import described
 from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.auth import authenticated_user
@@ -46,6 +48,11 @@ class SignoffSchema(Schema):
         }
     )
     arguments = fields.Raw()
+    effect = fields.Nested(
+        EffectSchema,
+        allow_none=True,
+        metadata={"description": "while it waits: what it would do to the stock if signed off now"},
+    )
     value_cny = fields.String()
     requested_by = fields.String()
     status = fields.String(metadata={"description": "waiting | approved | rejected | expired | withdrawn"})
@@ -69,11 +76,24 @@ def _view(signoff: Signoff) -> dict:
         )
     }
     settled = call.status not in ("pending_confirmation", "awaiting_signoff")
+    arguments = json.loads(call.approved_arguments or call.arguments)
+    effect = None
+    if signoff.status == "waiting":  # computed now, for the person who signs it off
+        effect = effects.of_call(
+            manager().registry,
+            db.session,
+            db.engine,
+            authenticated_user(),
+            call.name,
+            call.call_id,
+            arguments,
+        )
     return {
         "tool_call_id": call.call_id,
         "tool": call.name,
         "description": described(manager().registry, db.session, call, reader_language(authenticated_user())),
-        "arguments": json.loads(call.approved_arguments or call.arguments),
+        "arguments": arguments,
+        "effect": effect,
         "value_cny": f"{signoff.value_cny:.2f}",
         "requested_by": names.get(signoff.requested_by_id, ""),
         "status": signoff.status,

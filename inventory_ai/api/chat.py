@@ -17,7 +17,10 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
+from inventory_ai import tracing
+from inventory_ai.api.effects import EffectSchema
 from inventory_ai.api.fields import ExplicitDecision, UtcDateTime
+from inventory_ai.assistant import effects
 from inventory_ai.assistant.answering import AnswerRef
 from inventory_ai.assistant.events import ErrorEvent, Event, Start
 from inventory_ai.assistant.extension import decisions, manager
@@ -88,6 +91,7 @@ class PendingSchema(Schema):
     name = fields.String()
     arguments = fields.Raw()
     description = fields.String()
+    effect = fields.Nested(EffectSchema, allow_none=True)
 
 
 class UsageSchema(Schema):
@@ -126,6 +130,16 @@ class ChatResponseSchema(Schema):
     )
 
 
+def effects_for(message: ChatMessage) -> dict[str, dict]:
+    """The effects of the answer's waiting calls, as the caller may see them, computed now."""
+    return effects.of_answer(manager().registry, db.session, db.engine, authenticated_user(), message)
+
+
+def viewed(message: ChatMessage) -> dict:
+    waiting = message.status == MessageStatus.AWAITING_CONFIRMATION  # else no call waits: nothing to look up
+    return message_view(message, effects_for(message) if waiting else None)
+
+
 def _wants_stream() -> bool:
     return "text/event-stream" in request.headers.get("Accept", "")
 
@@ -138,6 +152,7 @@ def respond(turn: AnswerRef, events: Iterator[Event]):
     """Drain the events into a JSON answer, or stream them; either way the loop is the same."""
     if _wants_stream():
         request_id = g.get("request_id")
+        events = tracing.carried_steps(events)  # read after the view returned: in the request's trace
 
         def generate():
             structlog.contextvars.bind_contextvars(request_id=request_id)
@@ -163,7 +178,7 @@ def respond(turn: AnswerRef, events: Iterator[Event]):
         if isinstance(event, ErrorEvent) and event.retry_after is not None:
             unavailable = event
     message = db.session.get(ChatMessage, turn.message_id)
-    body = message_view(message)
+    body = viewed(message)
     if unavailable is not None:
         response = error_response(
             429 if unavailable.code == "token_budget_exhausted" else 503,
@@ -207,7 +222,7 @@ class MessageResource(MethodView):
     @blp.response(200, ChatResponseSchema)
     @login_required
     def get(self, message_id):
-        return message_view(manager().own_message(db.session, authenticated_user(), message_id))
+        return viewed(manager().own_message(db.session, authenticated_user(), message_id))
 
 
 @blp.route("/chat/messages/<message_id>/decision")
@@ -233,7 +248,7 @@ class Cancel(MethodView):
     @blp.response(200, ChatResponseSchema)
     @login_required
     def post(self, message_id):
-        return message_view(decisions().cancel(db.session, authenticated_user(), message_id))
+        return viewed(decisions().cancel(db.session, authenticated_user(), message_id))
 
 
 class WaitingCallSchema(Schema):
@@ -243,6 +258,7 @@ class WaitingCallSchema(Schema):
     name = fields.String()
     arguments = fields.Raw()
     description = fields.String()
+    effect = fields.Nested(EffectSchema, allow_none=True)
     source = fields.String(metadata={"description": "chat, or mcp for a call an MCP client made"})
     created_at = UtcDateTime()
 
@@ -255,6 +271,7 @@ class Pending(MethodView):
         """Calls waiting for your confirmation, newest first: from your chats and from MCP clients
         acting as you. Decide them with POST /chat/messages/{message_id}/decision."""
         user = authenticated_user()
+        registry = manager().registry
         rows = db.session.execute(
             select(ToolCallRecord, ChatMessage)
             .join(ToolRound, ToolCallRecord.round_id == ToolRound.id)
@@ -276,6 +293,9 @@ class Pending(MethodView):
                 "name": call.name,
                 "arguments": json.loads(call.arguments),
                 "description": call.description or "",
+                "effect": effects.of_call(
+                    registry, db.session, db.engine, user, call.name, call.call_id, json.loads(call.arguments)
+                ),
                 "source": message.source,
                 "created_at": message.created_at,
             }
@@ -350,7 +370,7 @@ class ConversationResource(MethodView):
         return {
             "id": conversation.id,
             "title": conversation.title,
-            "messages": conversations.transcript(conversation),
+            "messages": conversations.transcript(conversation, effects_for),
         }
 
     @blp.arguments(RenameSchema())

@@ -8,6 +8,9 @@ from marshmallow import Schema, fields, pre_load, validate
 
 from inventory_ai.errors import DomainError, InvalidInput
 
+# An OpenTelemetry trace id as the API shows and filters it: 32 lower-case hex digits.
+TRACE_ID = r"^[0-9a-f]{32}$"
+
 
 class UtcDateTime(fields.AwareDateTime):
     """Timestamps are stored as naive UTC; the API says so (RFC 3339 with an offset)."""

@@ -61,6 +61,15 @@ class Decision:
     edited: dict[str, dict] = field(default_factory=dict)
     signoff: bool = False  # a second person's decision on a call awaiting sign-off
 
+    @property
+    def kind(self) -> str:
+        """approve, reject, edit (approved with changed arguments) or sign_off: its span's name."""
+        if self.signoff:
+            return "sign_off"
+        if not self.approve:
+            return "reject"
+        return "edit" if self.edited else "approve"
+
 
 @dataclass
 class Answering:

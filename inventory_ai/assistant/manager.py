@@ -30,7 +30,8 @@ from itertools import chain
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from inventory_ai.assistant import answer_store, intake
+from inventory_ai import tracing
+from inventory_ai.assistant import answer_store, effects, intake
 from inventory_ai.assistant import events as ev
 from inventory_ai.assistant.answering import Answering, AnswerRef, Decision
 from inventory_ai.assistant.compaction import dumps
@@ -171,7 +172,8 @@ class ToolExecutionManager:
 
     def run(self, session: Session, ref: AnswerRef) -> Iterator[ev.Event]:
         answering = self._answering(session, ref)
-        yield from self._guarded(answering, self._loop(answering))
+        steps = self._guarded(answering, self._loop(answering))
+        yield from tracing.agent(steps, ref.conversation_id, ref.message_id, lambda: ending(answering))
 
     def _guarded(self, answering: Answering, steps: Iterator[ev.Event]) -> Iterator[ev.Event]:
         """Whatever happens inside, the answer ends: completed, waiting, cancelled or failed. While it
@@ -325,9 +327,20 @@ class ToolExecutionManager:
             self._carry_out_decided(answering, decision),
             answering.wait_for_the_rest(self.signoffs.signoff_value),
         )
-        return self._go_on(answering, list(self._guarded(answering, now)))
+        # The decision's span (the bookings it makes are its children), linked to the answer's.
+        links = (
+            audit.traces_of(session, decision.answer.conversation_id, decision.answer.message_id)
+            if tracing.ENABLED
+            else ()
+        )
+        with tracing.decision(
+            decision.kind, decision.approve, decision.answer.conversation_id,
+            decision.answer.message_id, decision.call_ids, decision.decided_by, links,
+        ):  # fmt: skip
+            carried_out = list(self._guarded(answering, now))
+        return self._go_on(answering, carried_out, links)
 
-    def _go_on(self, answering: Answering, carried_out: list[ev.Event]) -> Iterator[ev.Event]:
+    def _go_on(self, answering: Answering, carried_out: list[ev.Event], links=()) -> Iterator[ev.Event]:
         yield from carried_out
         if answering.message.status == MessageStatus.RUNNING:  # not waiting again, nor failed on the way
             # A streamed response reads on after the view returned, in an app context (and so a
@@ -337,7 +350,10 @@ class ToolExecutionManager:
             answering = replace(
                 self._answering(answering.session, ref), deadline=answering.deadline, model=answering.model
             )
-            yield from self._guarded(answering, self._continue(answering))
+            steps = self._guarded(answering, self._continue(answering))
+            yield from tracing.agent(
+                steps, ref.conversation_id, ref.message_id, lambda: ending(answering), links
+            )
 
     def _carry_out_decided(self, answering: Answering, decision: Decision) -> Iterator[ev.Event]:
         last_round = answering.message.rounds[-1]
@@ -356,6 +372,7 @@ class ToolExecutionManager:
                 begin_write(answering.session)
                 self.signoffs.ask(answering.session, answering.user, answering.message, record, value)
                 answering.session.commit()
+                tracing.tool_settled(record.name, record.call_id, record, record.model_call_id)
                 continue
             outcome = self._carry_out(answering, record, arguments[record.call_id], decision)
             begin_write(answering.session)  # the tool committed on its own connection meanwhile
@@ -369,12 +386,16 @@ class ToolExecutionManager:
         if not decision.approve:
             who = "the user" if not decision.signoff else "the manager signing off"
             message = f"declined by {who}" + (f": {decision.reason}" if decision.reason else "")
-            return CallOutcome.declined(message)
+            declined = CallOutcome.declined(message)
+            tracing.tool_settled(record.name, record.call_id, declined, record.model_call_id)
+            return declined
         tool = answering.toolbox.get(record.name)
         if tool is None:  # the role or the settings changed meanwhile
-            return CallOutcome.failed(
+            refused = CallOutcome.failed(
                 PermissionDenied(f"tool {record.name!r} is no longer available to this user")
             )
+            tracing.tool_settled(record.name, record.call_id, refused, record.model_call_id)
+            return refused
         call = ToolCall(record.model_call_id, record.name, record.arguments)
         # The tool runs on a connection of its own: this session's read ends first, so the thread
         # holds one connection at a time (with both, a worker whose threads all approve at once
@@ -427,6 +448,9 @@ class ToolExecutionManager:
                     "conversation_id": message.conversation_id,
                     "approve_at": approval_page(message.conversation_id),
                     "description": prepared.description,
+                    "effect": effects.of_call(
+                        self.registry, session, context.engine, user, name, call_id, prepared.arguments
+                    ),
                     "message": "not booked yet: it waits for the user, who approves or rejects it on "
                     "the page approve_at (signed in); this client cannot approve it",
                 }
@@ -459,3 +483,16 @@ class ToolExecutionManager:
             fresh.content = fresh.content or stopped_text(fresh)
             fresh.completed_at = utcnow()
         session.commit()
+
+
+def ending(answering: Answering) -> dict:
+    """How an answer's run ended, for its span (tracing.agent)."""
+    try:
+        message = answering.message
+        return {
+            "status": message.status,
+            "model": answering.model or message.model,
+            "error_code": message.error_code,
+        }
+    except Exception:  # a session a failure left unusable: the span says no more than that it ended
+        return {}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from sqlalchemy.orm import Session
 
+from inventory_ai import tracing
 from inventory_ai.assistant import events as ev
 from inventory_ai.assistant.providers.base import (
     AnswerTooSlow,
@@ -91,9 +92,13 @@ class ModelChain:
         error is raised when none answers, and at once when the answer's deadline (time.monotonic)
         passes: a model that keeps talking past it is cut off."""
         for index, provider in enumerate(providers):
+            tracing.answered_by(provider.name, provider.model)
             try:
-                reply = yield from self._ask_one(
-                    provider, request, usage_rows, cancelled, message_id, user_id, deadline
+                reply = yield from tracing.model_call(
+                    provider.name,
+                    provider.model,
+                    request,
+                    self._ask_one(provider, request, usage_rows, cancelled, message_id, user_id, deadline),
                 )
                 return Answered(reply, provider.model)
             except ProviderError as exc:

@@ -58,3 +58,7 @@ class AuditEvent(db.Model):
     message_id: Mapped[str | None] = mapped_column(String(32))
     request_id: Mapped[str | None] = mapped_column(String(64))
     detail: Mapped[str | None] = mapped_column(Text)
+    # The trace and span it happened in (OpenTelemetry, when traces are on): a booking's event
+    # carries its decision's trace, as its ledger movement does.
+    trace_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    span_id: Mapped[str | None] = mapped_column(String(16))

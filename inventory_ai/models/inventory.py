@@ -164,6 +164,8 @@ class StockMovement(db.Model):
     # What was asked under that key (BookingRequest.fingerprint): a reuse asking otherwise is refused.
     request_hash: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    # The trace of the request or decision that booked it (OpenTelemetry, when traces are on).
+    trace_id: Mapped[str | None] = mapped_column(String(32), index=True)
 
     material: Mapped[Material] = relationship()
     warehouse: Mapped[Warehouse] = relationship(foreign_keys=[warehouse_id])

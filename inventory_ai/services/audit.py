@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import structlog
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from inventory_ai import tracing
 from inventory_ai.database import insert_rows
 from inventory_ai.logging import scrub
 from inventory_ai.models import AuditEvent
@@ -39,6 +41,8 @@ def event(action: str, status: str, **fields: Any) -> dict:
     if "arguments" in fields and fields["arguments"] is not None:
         fields["arguments"] = sanitise(fields["arguments"])
     fields.setdefault("request_id", structlog.contextvars.get_contextvars().get("request_id"))
+    if "trace_id" not in fields:  # the span it happened in, when traces are on (tracing.py)
+        fields["trace_id"], fields["span_id"] = tracing.ids()
     return {"action": action, "status": status, **fields}
 
 
@@ -52,3 +56,23 @@ def write(session: Session, events: list[dict]) -> None:
 def record(session: Session, action: str, status: str, **fields: Any) -> None:
     """One audit event, written at once in the session's transaction."""
     write(session, [event(action, status, **fields)])
+
+
+def traces_of(
+    session: Session, conversation_id: str, message_id: str, limit: int = 8
+) -> list[tuple[str, str]]:
+    """The spans that wrote an answer's audit events, the first of each trace, oldest first: the
+    answer's run and the decisions on it, which a new decision on it links to (tracing.decision)."""
+    rows = session.execute(
+        select(AuditEvent.trace_id, AuditEvent.span_id)
+        .where(
+            AuditEvent.conversation_id == conversation_id,
+            AuditEvent.message_id == message_id,
+            AuditEvent.trace_id.is_not(None),
+        )
+        .order_by(AuditEvent.id)
+    ).all()
+    first: dict[str, str] = {}
+    for trace_hex, span_hex in rows:
+        first.setdefault(trace_hex, span_hex)
+    return list(first.items())[:limit]

@@ -193,12 +193,13 @@ def _fit(text: str, width: int) -> str:
     return head.rstrip(" ，,、") + "…"
 
 
-def transcript(conversation: Conversation) -> list[dict]:
-    """Every message in order: the user's as asked, each answer as `message_view` shows it."""
+def transcript(conversation: Conversation, effects=None) -> list[dict]:
+    """Every message in order: the user's as asked, each answer as `message_view` shows it
+    (`effects(answer)`: its waiting calls' effects, call_id -> effect)."""
     return [
         {"role": "user", "id": m.id, "content": m.content}
         if m.role == "user"
-        else {"role": "assistant", **message_view(m)}
+        else {"role": "assistant", **message_view(m, effects(m) if effects else None)}
         for m in conversation.messages
     ]
 
@@ -213,7 +214,9 @@ def parsed_arguments(raw: str):
         return raw
 
 
-def message_view(message: ChatMessage) -> dict:
+def message_view(message: ChatMessage, effects: dict[str, dict] | None = None) -> dict:
+    """An answer as the API shows it; `effects` (call_id -> what the call would do, computed for
+    the viewer: assistant/effects.py) go with its waiting calls."""
     rounds, pending = [], []
     for stored in message.rounds:
         calls, results = [], []
@@ -228,6 +231,7 @@ def message_view(message: ChatMessage) -> dict:
                         "name": call.name,
                         "arguments": parsed_arguments(call.arguments),
                         "description": call.description or "",
+                        "effect": (effects or {}).get(call.call_id),
                     }
                 )
             else:

@@ -8,13 +8,15 @@ makes a retried booking return the first result instead of booking twice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from inventory_ai import tracing
 from inventory_ai.database import write_transaction
 from inventory_ai.errors import Conflict, Forbidden, InsufficientStock, InvalidInput
 from inventory_ai.models import (
@@ -85,6 +87,8 @@ class Booking:
     to_level_after: Decimal | None = None
     replayed: bool = False
     material_name_en: str = ""
+    # What it did to the stock, as the ledger had it when it booked (`effect_view`).
+    effect: dict | None = field(default=None, compare=False)
 
     def as_dict(self) -> dict:
         data = {
@@ -103,6 +107,8 @@ class Booking:
             data["to_level_after"] = fmt_quantity(self.to_level_after or Decimal(0))
         if self.replayed:
             data["replayed"] = True
+        if self.effect is not None:
+            data["effect"] = self.effect
         return data
 
 
@@ -203,6 +209,13 @@ def _book(engine: Engine, request: BookingRequest) -> Booking:
                     "unit": material.unit,
                 },
             )
+        changes = [(warehouse, source.quantity, source.quantity + delta)]
+        if target is not None:
+            changes.append((target, levels[target.id].quantity, levels[target.id].quantity + quantity))
+        # At execution, under the lock: what the booking does, from the levels it changes.
+        effect = effect_view(
+            material, changes, _moved_value(material, request.movement_type, quantity, delta)
+        )
         out = _write(session, request, material, warehouse, target, source, delta, request.idempotency_key)
         to_level = None
         if target is not None:
@@ -224,6 +237,7 @@ def _book(engine: Engine, request: BookingRequest) -> Booking:
             level_after=out.level_after,
             to_warehouse=target.name_zh if target else None,
             to_level_after=to_level,
+            effect=effect,
         )
 
 
@@ -264,6 +278,7 @@ def _write(session, request, material, warehouse, counterpart, level, delta, key
         user_id=request.user_id,
         idempotency_key=key,
         request_hash=request.fingerprint() if key else None,
+        trace_id=tracing.trace_id(),  # the decision or request that booked it, when traces are on
     )
     level.quantity = level.quantity + delta
     session.add(movement)
@@ -295,6 +310,10 @@ def _replay_in(
     dest = None
     if movement.movement_type == "transfer":
         dest = session.scalar(select(StockMovement).where(StockMovement.idempotency_key == f"{key}#in"))
+    changes = [
+        (row.warehouse, row.level_before, row.level_after) for row in (movement, dest) if row is not None
+    ]
+    value = _moved_value(movement.material, movement.movement_type, abs(movement.quantity), movement.quantity)
     return Booking(
         movement_id=movement.id,
         material_code=movement.material.code,
@@ -309,6 +328,7 @@ def _replay_in(
         to_warehouse=dest.warehouse.name_zh if dest else None,
         to_level_after=dest.level_after if dest else None,
         replayed=True,
+        effect=effect_view(movement.material, changes, value),
     )
 
 
@@ -323,6 +343,84 @@ def booking_value(session: Session, request: BookingRequest) -> Decimal:
         )
         quantity = abs(quantity - (level or Decimal(0)))
     return (quantity * material.unit_cost).quantize(Decimal("0.01"))
+
+
+def _moved_value(material: Material, movement_type: str, quantity: Decimal, delta: Decimal) -> Decimal:
+    """What a booking moves in CNY, as booking_value counts it: the change for a stocktake."""
+    moved = abs(delta) if movement_type == MovementType.ADJUSTMENT else quantity
+    return (moved * material.unit_cost).quantize(Decimal("0.01"))
+
+
+# Which warehouses' figures a person may see: None for every one (services take it from the caller).
+Visible = Callable[[Warehouse], bool] | None
+
+
+def booking_effect(session: Session, request: BookingRequest, visible: Visible = None) -> dict:
+    """What a booking would do to the stock if it were made now, for the person deciding it: per
+    warehouse it changes the level before and after, the unit, the value in CNY, and flags
+    (`effect_view`). Reads only; a booking that would take a level below zero is shown so
+    (`refused_negative`), the ledger refuses it when it is carried out."""
+    material, warehouse, target, quantity = validate(session, request)
+    ids = [w.id for w in (warehouse, target) if w is not None]
+    levels = dict(
+        session.execute(
+            select(StockLevel.warehouse_id, StockLevel.quantity).where(
+                StockLevel.material_id == material.id, StockLevel.warehouse_id.in_(ids)
+            )
+        ).all()
+    )
+    have = levels.get(warehouse.id, Decimal(0))
+    if request.movement_type == MovementType.INBOUND:
+        delta = quantity
+    elif request.movement_type == MovementType.ADJUSTMENT:
+        delta = quantity - have
+    else:
+        delta = -quantity
+    changes = [(warehouse, have, have + delta)]
+    if target is not None:
+        there = levels.get(target.id, Decimal(0))
+        changes.append((target, there, there + quantity))
+    return effect_view(
+        material, changes, _moved_value(material, request.movement_type, quantity, delta), visible
+    )
+
+
+def effect_view(
+    material: Material,
+    changes: list[tuple[Warehouse, Decimal, Decimal]],
+    value: Decimal,
+    visible: Visible = None,
+) -> dict:
+    """{material, unit, reorder_point, value_cny, warehouses: [{warehouse, name, name_en, before,
+    after, below_reorder_point}], flags}: only the warehouses the viewer may see (no value when
+    none); flags `below_reorder_point_after` (a level it leaves under the material's reorder
+    point) and `refused_negative` (a level it would take below zero)."""
+    seen = [(w, before, after) for w, before, after in changes if visible is None or visible(w)]
+    reorder = material.reorder_point or Decimal(0)
+    rows = [
+        {
+            "warehouse": w.code,
+            "name": w.name_zh,
+            "name_en": w.name_en,
+            "before": fmt_quantity(before),
+            "after": fmt_quantity(after),
+            "below_reorder_point": bool(reorder > 0 and after < reorder),
+        }
+        for w, before, after in seen
+    ]
+    flags = []
+    if any(row["below_reorder_point"] for row in rows):
+        flags.append("below_reorder_point_after")
+    if any(after < 0 for _w, _before, after in seen):
+        flags.append("refused_negative")
+    return {
+        "material": material.code,
+        "unit": material.unit,
+        "reorder_point": fmt_quantity(reorder),
+        "value_cny": f"{value:.2f}" if rows else None,
+        "warehouses": rows,
+        "flags": flags,
+    }
 
 
 def describe_booking(

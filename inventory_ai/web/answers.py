@@ -16,8 +16,10 @@ from flask import current_app, url_for
 from markupsafe import Markup
 from sqlalchemy import func, select
 
+from inventory_ai.assistant import effects
 from inventory_ai.assistant.described import described
 from inventory_ai.assistant.extension import manager
+from inventory_ai.auth import authenticated_user
 from inventory_ai.extensions import db
 from inventory_ai.models import CallStatus, ChatMessage, Material, MessageStatus, ToolCallRecord
 from inventory_ai.services import approvals, clock, shown
@@ -53,6 +55,7 @@ class Card:
     description: str
     quantity: str | None = None  # as the call asked, when it has one to change
     unit: str = ""
+    effect: dict | None = None  # what it would do to the stock if approved now (templates/_effect.html)
 
 
 @dataclass
@@ -83,13 +86,14 @@ def answer_view(message: ChatMessage, lang: str, t: dict[str, str]) -> AnswerVie
     view = AnswerView(message.id, message.status, reply=render(message.content))
     cells = Cells(lang, t, place_names(lang))
     charted: dict[str, tuple[str, object]] = {}  # material code -> (tool, arguments) that showed it
+    effects_now = effects.of_answer(manager().registry, db.session, db.engine, authenticated_user(), message)
     reports: list[tuple[ResultTable, str | None]] = []
     lists: list[tuple[ResultTable, str | None]] = []
     for stored in message.rounds:
         for call in stored.calls:
             view.calls.append(f"{t.get('tool.' + call.name, call.name)}: {call.arguments}")
             if call.status == CallStatus.PENDING_CONFIRMATION:
-                view.cards.append(_card(call, lang))
+                view.cards.append(_card(call, lang, effects_now.get(call.call_id)))
                 continue
             data = parsed(call.content)
             view.chips.append(_chip(call, data, t))
@@ -227,10 +231,10 @@ def _stock_chart(
     return label, charts.stock_line(points, reorder, days, label, described)
 
 
-def _card(call: ToolCallRecord, lang: str) -> Card:
+def _card(call: ToolCallRecord, lang: str, effect: dict | None) -> Card:
     arguments = parsed(call.arguments)
     arguments = arguments if isinstance(arguments, dict) else {}
-    card = Card(call.call_id, described(manager().registry, db.session, call, lang))
+    card = Card(call.call_id, described(manager().registry, db.session, call, lang), effect=effect)
     quantity = arguments.get("quantity")
     if isinstance(quantity, int | float) and not isinstance(quantity, bool):
         card.quantity = fmt_quantity(Decimal(str(quantity)))

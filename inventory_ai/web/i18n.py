@@ -163,6 +163,16 @@ TEXT = {
         "只有仓库主管和管理员可以签核。",
         "Only warehouse managers and admins sign off bookings.",
     ),
+    # what a waiting booking would do (templates/_effect.html)
+    "effect": ("库存变化", "Effect on stock"),
+    "effect_now": ("现有", "Now"),
+    "effect_after": ("变动后", "After"),
+    "effect_value": ("金额 {value} 元", "Value CNY {value}"),
+    "flag.below_reorder_point_after": (
+        "变动后低于补货点（{reorder} {unit}）",
+        "Below the reorder point ({reorder} {unit}) after this",
+    ),
+    "flag.refused_negative": ("库存不足：此变动会被拒绝", "Not enough stock: this booking would be refused"),
 }
 # The quick actions under the input: (label, what it does, the words). "send" asks at once;
 # "fill" starts the question for the user to finish. Offered by the tool they need.

@@ -6,10 +6,13 @@ nobody signs off their own, and the requester's answer resumes in its conversati
 
 from __future__ import annotations
 
+import json
+
 from flask import flash, redirect, render_template, request, url_for
 from flask_login import login_required
 from sqlalchemy import select
 
+from inventory_ai.assistant import effects
 from inventory_ai.assistant.described import described
 from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.auth import authenticated_user
@@ -44,7 +47,7 @@ def approvals_page():
             select(User.id, User.username).where(User.id.in_({s.requested_by_id for s in waiting}))
         ).all()
     )
-    me = authenticated_user().id
+    me = authenticated_user()
     lang = language()
     items = [
         {
@@ -54,7 +57,16 @@ def approvals_page():
             "requested_by": names.get(s.requested_by_id, ""),
             "requested_at": shown.when(s.created_at),
             "expires_at": shown.when(s.expires_at),
-            "own": s.requested_by_id == me,
+            "own": s.requested_by_id == me.id,
+            "effect": effects.of_call(
+                manager().registry,
+                db.session,
+                db.engine,
+                me,
+                s.call.name,
+                s.call.call_id,
+                json.loads(s.call.approved_arguments or s.call.arguments),
+            ),  # fmt: skip
         }
         for s in waiting
     ]

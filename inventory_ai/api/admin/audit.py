@@ -8,7 +8,7 @@ from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
 from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
-from inventory_ai.api.fields import UtcDateTime, to_naive_utc
+from inventory_ai.api.fields import TRACE_ID, UtcDateTime, to_naive_utc
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, User
 
@@ -30,6 +30,10 @@ class AuditSchema(Schema):
     conversation_id = fields.String(allow_none=True)
     message_id = fields.String(allow_none=True)
     request_id = fields.String(allow_none=True)
+    trace_id = fields.String(
+        allow_none=True, metadata={"description": "the OpenTelemetry trace it happened in"}
+    )
+    span_id = fields.String(allow_none=True)
 
 
 class AuditQuery(PageArgs):
@@ -38,6 +42,7 @@ class AuditQuery(PageArgs):
     status = fields.String(validate=validate.Length(max=32))
     action = fields.String(validate=validate.Length(max=64))
     conversation_id = fields.String(validate=validate.Length(max=32))
+    trace_id = fields.String(validate=validate.Regexp(TRACE_ID))
     since = fields.DateTime()
     until = fields.DateTime()
 
@@ -55,6 +60,7 @@ class AuditEvents(MethodView):
             ("status", AuditEvent.status),
             ("action", AuditEvent.action),
             ("conversation_id", AuditEvent.conversation_id),
+            ("trace_id", AuditEvent.trace_id),
         ):
             if arg in args:
                 stmt = stmt.where(column == args[arg])

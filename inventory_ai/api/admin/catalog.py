@@ -12,7 +12,7 @@ from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
 from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
-from inventory_ai.api.fields import UtcDateTime, decimal_string, to_naive_utc
+from inventory_ai.api.fields import TRACE_ID, UtcDateTime, decimal_string, to_naive_utc
 from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import InvalidInput
 from inventory_ai.extensions import db
@@ -172,12 +172,17 @@ class MovementSchema(Schema):
     reason = fields.String()
     user_id = fields.Integer(allow_none=True)
     created_at = UtcDateTime()
+    trace_id = fields.String(
+        allow_none=True,
+        metadata={"description": "the OpenTelemetry trace of the decision or request that booked it"},
+    )
 
 
 class MovementQuery(PageArgs):
     material = fields.String(validate=validate.Length(max=200))
     warehouse = fields.String(validate=validate.Length(max=100))
     movement_type = fields.String(validate=validate.OneOf(MOVEMENT_TYPES))
+    trace_id = fields.String(validate=validate.Regexp(TRACE_ID))
     since = fields.DateTime()
     until = fields.DateTime()
 
@@ -221,6 +226,8 @@ class Movements(MethodView):
             stmt = stmt.where(StockMovement.warehouse_id == find_warehouse(db.session, args["warehouse"]).id)
         if "movement_type" in args:
             stmt = stmt.where(StockMovement.movement_type == args["movement_type"])
+        if "trace_id" in args:
+            stmt = stmt.where(StockMovement.trace_id == args["trace_id"])
         if "since" in args:
             stmt = stmt.where(StockMovement.created_at >= to_naive_utc(args["since"]))
         if "until" in args:

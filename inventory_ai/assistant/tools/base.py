@@ -142,6 +142,12 @@ class ToolExecutor(ABC):
         """What the call moves, in CNY, for the sign-off rule (services/approvals.py); None: nothing."""
         return None
 
+    def effect(self, arguments: dict, context: ToolContext, visible=None) -> dict | None:
+        """What the call would do if carried out now, for the person deciding it (a booking: the
+        levels before and after, assistant/effects.py); None: nothing to show. `visible` says which
+        warehouses' figures the viewer may see (None: all)."""
+        return None
+
     def recorded_outcome(self, arguments: dict, context: ToolContext) -> Any | None:
         """A write approved before its process died may or may not have taken effect. If it did,
         its result (found by context.tool_call_id), else None. Writes that can tell say so here."""

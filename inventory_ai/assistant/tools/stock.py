@@ -164,6 +164,11 @@ class RecordStockMovement(ToolExecutor):
     def value_cny(self, arguments: dict, context: ToolContext):
         return ledger.booking_value(context.session, self._request(arguments, context))
 
+    def effect(self, arguments: dict, context: ToolContext, visible=None) -> dict:
+        return ledger.booking_effect(
+            context.session, bookings.load(arguments, context.user_id, None), visible
+        )
+
     def recorded_outcome(self, arguments: dict, context: ToolContext):
         booking = ledger.recorded_booking(context.session, _booking_key(context))
         return booking.as_dict() if booking is not None else None

@@ -1,0 +1,66 @@
+"""What a call waiting for a person would do if it were carried out now: a booking's levels before
+and after in each warehouse it changes, its unit, its value in CNY and its flags
+(services/ledger.booking_effect). Computed each time it is shown (the chat card and `pending`, the
+sign-off page and /api/v1/approvals, MCP), so it is never older than the page; the booking's result
+carries it again as the ledger had it when it booked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from inventory_ai.assistant.registry import ToolRegistry
+from inventory_ai.assistant.tools.base import ToolContext, ToolError
+from inventory_ai.errors import DomainError
+from inventory_ai.models import CallStatus, ChatMessage, User, Warehouse
+from inventory_ai.services.conversations import parsed_arguments
+
+
+def visible_to(viewer: User) -> Callable[[Warehouse], bool] | None:
+    """Which warehouses' figures `viewer` may see in an effect; None: every warehouse. The one hook
+    for the warehouses a person works in (users.warehouses): once they exist, this is where the
+    viewer's warehouses filter the effect (a signer sees only the warehouses they work in)."""
+    return None
+
+
+def of_call(
+    registry: ToolRegistry,
+    session: Session,
+    engine: Engine,
+    viewer: User,
+    name: str,
+    call_id: str,
+    arguments,
+) -> dict | None:
+    """The effect of one waiting call as `viewer` may see it, or None (not a booking, or one whose
+    material or warehouse is gone from the catalogue: its description says what it was)."""
+    tool = registry.get(name)
+    if tool is None or not isinstance(arguments, dict):
+        return None
+    context = ToolContext(
+        user_id=viewer.id, username=viewer.username, role=viewer.role, session=session, engine=engine,
+        request_id=None, conversation_id="", message_id="", language=viewer.language or "zh",
+        tool_call_id=call_id,
+    )  # fmt: skip
+    try:
+        return tool.effect(arguments, context, visible_to(viewer))
+    except (ToolError, DomainError):
+        return None
+
+
+def of_answer(
+    registry: ToolRegistry, session: Session, engine: Engine, viewer: User, message: ChatMessage
+) -> dict[str, dict]:
+    """call_id -> effect for each call of the answer that waits for its user's confirmation."""
+    if message.status != "awaiting_confirmation":
+        return {}
+    found = {}
+    for call in (c for r in message.rounds for c in r.calls if c.status == CallStatus.PENDING_CONFIRMATION):
+        arguments = parsed_arguments(call.approved_arguments or call.arguments)
+        effect = of_call(registry, session, engine, viewer, call.name, call.call_id, arguments)
+        if effect is not None:
+            found[call.call_id] = effect
+    return found
