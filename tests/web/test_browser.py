@@ -180,7 +180,9 @@ def test_a_running_tool_shows_a_spinner_and_esc_stops_as_a_neutral_state(page, l
     expect(running.locator(".spinner")).to_be_visible()
     expect(page.locator("[aria-live]").filter(has=running)).to_have_count(1)
     message_id = page.locator(".msg.assistant").last.get_attribute("data-message-id")
-    page.keyboard.press("Escape")
+    with page.expect_response(lambda r: r.url.endswith("/cancel")) as stop:
+        page.keyboard.press("Escape")
+    assert stop.value.ok
     answer = page.locator(".msg.assistant").last
     expect(answer.locator(".note.stopped")).to_have_text("已停止")
     assert answer.locator(".error, [role=alert]").count() == 0  # stopped is not an error

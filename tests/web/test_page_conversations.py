@@ -125,9 +125,11 @@ def test_a_stopped_answer_offers_to_ask_again(page, live, slow_stats):
     log_in(page, live.url)
     ask(page, "库存统计")
     expect(page.locator(".chip.running")).to_be_visible()
-    page.keyboard.press("Escape")
+    # the tool is let go only once the stop has been answered: otherwise the answer may finish first
+    with page.expect_response(lambda r: r.url.endswith("/cancel")) as stop:
+        page.keyboard.press("Escape")
+    assert stop.value.ok
     slow_stats.set()
-    page.wait_for_timeout(500)
     page.reload()
     stopped = page.locator(".msg.assistant").last
     expect(stopped).to_have_attribute("data-status", "cancelled")
