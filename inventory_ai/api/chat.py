@@ -17,7 +17,7 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
-from inventory_ai import tracing
+from inventory_ai import answer_spans
 from inventory_ai.api.effects import EffectSchema
 from inventory_ai.api.fields import ExplicitDecision, UtcDateTime
 from inventory_ai.assistant import effects
@@ -152,7 +152,7 @@ def respond(turn: AnswerRef, events: Iterator[Event]):
     """Drain the events into a JSON answer, or stream them; either way the loop is the same."""
     if _wants_stream():
         request_id = g.get("request_id")
-        events = tracing.carried_steps(events)  # read after the view returned: in the request's trace
+        events = answer_spans.carried_steps(events)  # read after the view returned: in the request's trace
 
         def generate():
             structlog.contextvars.bind_contextvars(request_id=request_id)

@@ -30,7 +30,7 @@ from itertools import chain
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from inventory_ai import tracing
+from inventory_ai import answer_spans, tracing
 from inventory_ai.assistant import answer_store, effects, intake
 from inventory_ai.assistant import events as ev
 from inventory_ai.assistant.answering import Answering, AnswerRef, Decision
@@ -173,7 +173,7 @@ class ToolExecutionManager:
     def run(self, session: Session, ref: AnswerRef) -> Iterator[ev.Event]:
         answering = self._answering(session, ref)
         steps = self._guarded(answering, self._loop(answering))
-        yield from tracing.agent(steps, ref.conversation_id, ref.message_id, lambda: ending(answering))
+        yield from answer_spans.agent(steps, ref.conversation_id, ref.message_id, lambda: ending(answering))
 
     def _guarded(self, answering: Answering, steps: Iterator[ev.Event]) -> Iterator[ev.Event]:
         """Whatever happens inside, the answer ends: completed, waiting, cancelled or failed. While it
@@ -333,7 +333,7 @@ class ToolExecutionManager:
             if tracing.ENABLED
             else ()
         )
-        with tracing.decision(
+        with answer_spans.decision(
             decision.kind, decision.approve, decision.answer.conversation_id,
             decision.answer.message_id, decision.call_ids, decision.decided_by, links,
         ):  # fmt: skip
@@ -351,7 +351,7 @@ class ToolExecutionManager:
                 self._answering(answering.session, ref), deadline=answering.deadline, model=answering.model
             )
             steps = self._guarded(answering, self._continue(answering))
-            yield from tracing.agent(
+            yield from answer_spans.agent(
                 steps, ref.conversation_id, ref.message_id, lambda: ending(answering), links
             )
 
@@ -372,7 +372,7 @@ class ToolExecutionManager:
                 begin_write(answering.session)
                 self.signoffs.ask(answering.session, answering.user, answering.message, record, value)
                 answering.session.commit()
-                tracing.tool_settled(record.name, record.call_id, record, record.model_call_id)
+                answer_spans.tool_settled(record.name, record.call_id, record, record.model_call_id)
                 continue
             outcome = self._carry_out(answering, record, arguments[record.call_id], decision)
             begin_write(answering.session)  # the tool committed on its own connection meanwhile
@@ -387,14 +387,14 @@ class ToolExecutionManager:
             who = "the user" if not decision.signoff else "the manager signing off"
             message = f"declined by {who}" + (f": {decision.reason}" if decision.reason else "")
             declined = CallOutcome.declined(message)
-            tracing.tool_settled(record.name, record.call_id, declined, record.model_call_id)
+            answer_spans.tool_settled(record.name, record.call_id, declined, record.model_call_id)
             return declined
         tool = answering.toolbox.get(record.name)
         if tool is None:  # the role or the settings changed meanwhile
             refused = CallOutcome.failed(
                 PermissionDenied(f"tool {record.name!r} is no longer available to this user")
             )
-            tracing.tool_settled(record.name, record.call_id, refused, record.model_call_id)
+            answer_spans.tool_settled(record.name, record.call_id, refused, record.model_call_id)
             return refused
         call = ToolCall(record.model_call_id, record.name, record.arguments)
         # The tool runs on a connection of its own: this session's read ends first, so the thread
@@ -486,7 +486,7 @@ class ToolExecutionManager:
 
 
 def ending(answering: Answering) -> dict:
-    """How an answer's run ended, for its span (tracing.agent)."""
+    """How an answer's run ended, for its span (answer_spans.agent)."""
     try:
         message = answering.message
         return {

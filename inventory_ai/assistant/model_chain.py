@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from sqlalchemy.orm import Session
 
-from inventory_ai import tracing
+from inventory_ai import answer_spans
 from inventory_ai.assistant import events as ev
 from inventory_ai.assistant.providers.base import (
     AnswerTooSlow,
@@ -92,9 +92,9 @@ class ModelChain:
         error is raised when none answers, and at once when the answer's deadline (time.monotonic)
         passes: a model that keeps talking past it is cut off."""
         for index, provider in enumerate(providers):
-            tracing.answered_by(provider.name, provider.model)
+            answer_spans.answered_by(provider.name, provider.model)
             try:
-                reply = yield from tracing.model_call(
+                reply = yield from answer_spans.model_call(
                     provider.name,
                     provider.model,
                     request,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlalchemy.orm import Session
 
-from inventory_ai import strict_json, tracing
+from inventory_ai import answer_spans, strict_json
 from inventory_ai.assistant import events as ev
 from inventory_ai.assistant.compaction import compact, dumps
 from inventory_ai.assistant.read_deadlines import DeadlinePassed, stopped_at
@@ -220,10 +220,12 @@ class CallRunner:
         for index, p in enumerate(prepared):
             if p.error is not None:
                 outcomes[index] = CallOutcome.failed(p.error)
-                tracing.tool_settled(p.call.name, p.call_id, outcomes[index], p.call.id, p.call.arguments)
+                answer_spans.tool_settled(
+                    p.call.name, p.call_id, outcomes[index], p.call.id, p.call.arguments
+                )
             elif p.pending:
                 outcomes[index] = CallOutcome(CallStatus.PENDING_CONFIRMATION.value, None)
-                tracing.tool_settled(p.call.name, p.call_id, outcomes[index], p.call.id, p.arguments)
+                answer_spans.tool_settled(p.call.name, p.call_id, outcomes[index], p.call.id, p.arguments)
             elif p.tool.read_only:
                 batch.append(index)
             else:
@@ -240,7 +242,7 @@ class CallRunner:
         if len(prepared) == 1 and prepared[0].tool.bounded:
             return [self.invoke(prepared[0], context)]
         started = time.monotonic()  # each read's deadline counts from here, queued or not
-        invoke = tracing.carried(self.invoke)  # each read's spans under the answer's
+        invoke = answer_spans.carried(self.invoke)  # each read's spans under the answer's
         futures = [
             self._readers.submit(invoke, p, context, started + p.tool.timeout_seconds) for p in prepared
         ]
@@ -277,7 +279,7 @@ class CallRunner:
         started = time.monotonic()
         deadline = started + p.tool.timeout_seconds if deadline is None else deadline
         with (
-            tracing.tool_call(p.call.name, p.call_id, p.call.id, p.arguments) as span,
+            answer_spans.tool_call(p.call.name, p.call_id, p.call.id, p.arguments) as span,
             Session(bind=context.engine, expire_on_commit=False) as session,
         ):
             ctx = replace(context, session=session, tool_call_id=p.call_id)

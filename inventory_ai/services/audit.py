@@ -62,7 +62,7 @@ def traces_of(
     session: Session, conversation_id: str, message_id: str, limit: int = 8
 ) -> list[tuple[str, str]]:
     """The spans that wrote an answer's audit events, the first of each trace, oldest first: the
-    answer's run and the decisions on it, which a new decision on it links to (tracing.decision)."""
+    answer's run and the decisions on it, which a new decision on it links to (answer_spans.decision)."""
     rows = session.execute(
         select(AuditEvent.trace_id, AuditEvent.span_id)
         .where(
