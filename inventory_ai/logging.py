@@ -12,6 +12,7 @@ import uuid
 
 import structlog
 from flask import Flask, g, request
+from opentelemetry import trace
 
 REQUEST_ID_HEADER = "X-Request-ID"
 _QUIET_PATHS = {"/healthz", "/readyz"}
@@ -19,9 +20,17 @@ _access = structlog.get_logger("inventory_ai.access")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
-def configure_logging(production: bool, file=None) -> None:
-    from inventory_ai.tracing import add_trace_ids  # it imports scrub from here
+def add_trace_ids(_logger, _name, event_dict: dict) -> dict:
+    """structlog processor: `trace_id` and `span_id` on every line written inside a recording span.
+    With traces off there is none (OpenTelemetry's API hands out invalid spans), so nothing is added."""
+    context = trace.get_current_span().get_span_context()
+    if context.is_valid:
+        event_dict.setdefault("trace_id", format(context.trace_id, "032x"))
+        event_dict.setdefault("span_id", format(context.span_id, "016x"))
+    return event_dict
 
+
+def configure_logging(production: bool, file=None) -> None:
     renderer = (
         structlog.processors.JSONRenderer(ensure_ascii=False)
         if production
@@ -30,7 +39,7 @@ def configure_logging(production: bool, file=None) -> None:
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
-            add_trace_ids,  # trace_id and span_id inside a span, when traces are on
+            add_trace_ids,  # trace_id and span_id inside a span (tracing.py), when traces are on
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             describe_exception,

@@ -264,13 +264,3 @@ def tracer() -> trace.Tracer:
 
 def trace_id() -> str | None:
     return ids()[0]
-
-
-def add_trace_ids(_logger, _name, event_dict: dict) -> dict:
-    """structlog processor: `trace_id` and `span_id` on every line written inside a span."""
-    if ENABLED:
-        trace_hex, span_hex = ids()
-        if trace_hex is not None:
-            event_dict.setdefault("trace_id", trace_hex)
-            event_dict.setdefault("span_id", span_hex)
-    return event_dict
