@@ -20,7 +20,7 @@ from inventory_ai.database import writing
 from inventory_ai.errors import DomainError
 from inventory_ai.extensions import db
 from inventory_ai.models import User
-from inventory_ai.services import approvals, shown
+from inventory_ai.services import approvals, shown, sites
 from inventory_ai.web import bp
 from inventory_ai.web.i18n import language, strings
 
@@ -41,7 +41,7 @@ def approvals_page():
     with writing(db.session):  # expired sign-offs are ended first, as the API does
         manager().recovery.expire_signoffs(db.session)
         db.session.commit()
-    waiting = approvals.waiting(db.session)
+    waiting = approvals.waiting(db.session, sites=sites.of_user(db.session, authenticated_user()))
     names = dict(
         db.session.execute(
             select(User.id, User.username).where(User.id.in_({s.requested_by_id for s in waiting}))
