@@ -160,9 +160,8 @@ class Decisions:
             return
         arguments = parsed_arguments(signoff.call.approved_arguments or signoff.call.arguments)
         outside = sites.first_outside(session, mine, arguments if isinstance(arguments, dict) else {})
-        sites.audit_denied(
-            self.answers.engine(), signer, "signoff", outside, arguments={"tool_call_id": tool_call_id}
-        )
+        sites.record_denied(session, signer, "signoff", outside, arguments={"tool_call_id": tool_call_id})
+        session.commit()  # the refusal stays on the record; nothing else was changed
         raise NotFound(f"no booking {tool_call_id!r} waits for a sign-off")
 
     # --- cancel --------------------------------------------------------------------------------

@@ -158,14 +158,12 @@ def first_outside(session: Session, sites: Sites, arguments: dict) -> str | None
     return None
 
 
-def audit_denied(engine, user: User, where: str, warehouse: str | None, **fields) -> None:
-    """A refusal for a warehouse outside the person's: its own audit event (`denied`), written in a
-    transaction of its own, so it stays when the request that was refused rolls back."""
-    from inventory_ai.database import write_transaction
+def record_denied(session: Session, user: User, where: str, warehouse: str | None, **fields) -> None:
+    """A refusal for a warehouse outside the person's, in the audit trail as `denied` (in the
+    session's transaction: the caller commits it before answering the refusal)."""
     from inventory_ai.services import audit
 
-    with write_transaction(engine) as session:
-        audit.record(
-            session, "warehouse_scope", "denied", user_id=user.id, role=user.role, tool_name=where[:64],
-            detail=f"warehouse={warehouse}", **fields,
-        )  # fmt: skip
+    audit.record(
+        session, "warehouse_scope", "denied", user_id=user.id, role=user.role, tool_name=where[:64],
+        detail=f"warehouse={warehouse}", **fields,
+    )  # fmt: skip

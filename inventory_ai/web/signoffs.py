@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from flask import flash, redirect, render_template, request, url_for
+from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 from sqlalchemy import select
 
@@ -17,7 +17,7 @@ from inventory_ai.assistant.described import described
 from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.auth import authenticated_user
 from inventory_ai.database import writing
-from inventory_ai.errors import DomainError
+from inventory_ai.errors import DomainError, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import User
 from inventory_ai.services import approvals, shown, sites
@@ -88,6 +88,8 @@ def sign_off(tool_call_id: str):
         decision = decisions().prepare_signoff(
             db.session, authenticated_user(), tool_call_id, approve, reason
         )
+    except NotFound:  # none waits, or it is outside the signer's warehouses: not theirs to see
+        abort(404)
     except DomainError as exc:
         flash(exc.message, "error")
         return redirect(url_for("web.approvals_page"))
