@@ -94,7 +94,10 @@ class CallOutcome:
 def error_content(error: ToolError) -> str:
     """An error as the model reads it. Its message may quote what the model sent (a name, a value):
     never more than MAX_MESSAGE_CHARS of it, so a call cannot be made to echo its own huge input."""
-    return dumps({"error": {"type": error.type, "message": clip(error.message, MAX_MESSAGE_CHARS)}})
+    found = {"type": error.type, "message": clip(error.message, MAX_MESSAGE_CHARS)}
+    if getattr(error, "message_zh", None):  # a refusal worded for a reader in Chinese as well
+        found["message_zh"] = error.message_zh
+    return dumps({"error": found})
 
 
 class CallRunner:

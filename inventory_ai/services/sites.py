@@ -103,10 +103,14 @@ class OutsideSites(Forbidden):
         mine_zh = "、".join(names(session, sites, "zh")) or "任何仓库"
         super().__init__(
             f"you work in {mine_en}; {warehouse.name_en} ({warehouse.code}) is outside them: ask someone "
-            f"at {warehouse.name_en}. 您负责{mine_zh}；{warehouse.name_zh}不在其中，请询问{warehouse.name_zh}的同事。",
+            f"at {warehouse.name_en}",
             {"warehouse": warehouse.code, "your_warehouses": sorted(sites.codes)},
         )
         self.warehouse = warehouse
+        # The same in Chinese, for a reply in Chinese (the offline assistant's).
+        self.message_zh = (
+            f"您负责{mine_zh}；{warehouse.name_zh}不在您的范围内，请询问{warehouse.name_zh}的同事。"
+        )
 
 
 def check_warehouse(session: Session, sites: Sites, warehouse: Warehouse) -> None:

@@ -93,8 +93,9 @@ def _outside(scope: list[str] | None) -> list[str]:
     return [w for w in WAREHOUSES if scope is not None and w not in scope]
 
 
-def _asked(arguments: dict) -> set[str]:
-    return {arguments[k] for k in ("warehouse", "to_warehouse") if arguments.get(k)}
+def _asked(arguments: dict) -> list[str]:
+    """The warehouses a call names, in the order they are checked (a transfer's source first)."""
+    return [arguments[k] for k in ("warehouse", "to_warehouse") if arguments.get(k)]
 
 
 @pytest.mark.parametrize("scope_name", list(SCOPES))

@@ -40,10 +40,12 @@ class NotFound(ToolError):
 class PermissionDenied(ToolError):
     type = "PermissionDenied"
 
-    def __init__(self, message: str, warehouse: str | None = None):
+    def __init__(self, message: str, warehouse: str | None = None, message_zh: str | None = None):
         super().__init__(message)
-        # The warehouse asked for, when it is outside the user's (audited as `denied`).
+        # The warehouse asked for, when it is outside the user's (audited as `denied`), and the
+        # refusal in Chinese ("您负责冷库；…请询问主仓库的同事").
         self.warehouse = warehouse
+        self.message_zh = message_zh
 
 
 class ExecutionFailed(ToolError):
@@ -61,7 +63,7 @@ def from_domain(exc: DomainError) -> ToolError:
     if isinstance(exc, DomainNotFound):
         return NotFound(exc.message)
     if isinstance(exc, OutsideSites):
-        return PermissionDenied(exc.message, exc.warehouse.code)
+        return PermissionDenied(exc.message, exc.warehouse.code, exc.message_zh)
     if isinstance(exc, Forbidden):
         return PermissionDenied(exc.message)
     return ExecutionFailed(exc.message)
