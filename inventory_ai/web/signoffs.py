@@ -23,6 +23,7 @@ from inventory_ai.models import User
 from inventory_ai.services import approvals, shown, sites
 from inventory_ai.web import bp
 from inventory_ai.web.i18n import language, strings
+from inventory_ai.web.overview import only_label
 
 
 def _signers_only():
@@ -41,7 +42,8 @@ def approvals_page():
     with writing(db.session):  # expired sign-offs are ended first, as the API does
         manager().recovery.expire_signoffs(db.session)
         db.session.commit()
-    waiting = approvals.waiting(db.session, sites=sites.of_user(db.session, authenticated_user()))
+    mine = sites.of_user(db.session, authenticated_user())
+    waiting = approvals.waiting(db.session, sites=mine)
     names = dict(
         db.session.execute(
             select(User.id, User.username).where(User.id.in_({s.requested_by_id for s in waiting}))
@@ -70,7 +72,8 @@ def approvals_page():
         }
         for s in waiting
     ]
-    return render_template("approvals.html", items=items)
+    lang_t = strings(lang)
+    return render_template("approvals.html", items=items, only=only_label(mine, lang, lang_t))
 
 
 @bp.post("/approvals/<tool_call_id>/decision")
