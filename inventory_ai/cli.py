@@ -31,19 +31,13 @@ def init_cli(app: Flask) -> None:
     @app.cli.command("create-user")
     @click.argument("username")
     @click.option("--role", type=click.Choice(ROLES), required=True)
+    @click.option(
+        "--warehouses", default=None, help="warehouse codes they work in, e.g. WH02,WH03 (default: all)"
+    )
     @click.password_option()
-    def create_user(username: str, role: str, password: str) -> None:
+    def create_user(username: str, role: str, password: str, warehouses: str | None) -> None:
         """Create a user (the password is prompted, never echoed)."""
-        if db.session.query(User).filter_by(username=username).first():
-            raise click.ClickException(f"user {username!r} already exists")
-        user = User(username=username, role=role)
-        try:
-            user.set_password(password)
-        except ValueError as exc:
-            raise click.ClickException(str(exc)) from exc
-        db.session.add(user)
-        db.session.commit()
-        click.echo(f"created {username} ({role})")
+        _create_user(username, role, password, warehouses)
 
     @app.cli.command("rebuild-search-index")
     def rebuild_search_index() -> None:
@@ -77,3 +71,25 @@ def init_cli(app: Flask) -> None:
         click.echo(f"MCP on stdio as {user.username} ({user.role})", err=True)
         db.session.remove()  # each request opens its own session
         serve_stdio(current_app._get_current_object(), token)
+
+
+def _create_user(username: str, role: str, password: str, warehouses: str | None) -> None:
+    from inventory_ai.errors import InvalidInput
+    from inventory_ai.services.sites import clean_codes
+
+    if db.session.query(User).filter_by(username=username).first():
+        raise click.ClickException(f"user {username!r} already exists")
+    codes = [c for c in warehouses.split(",") if c.strip()] if warehouses is not None else None
+    try:
+        codes = clean_codes(db.session, codes)
+    except InvalidInput as exc:
+        raise click.ClickException(exc.message) from exc
+    user = User(username=username, role=role, warehouses=codes)
+    try:
+        user.set_password(password)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    db.session.add(user)
+    db.session.commit()
+    where = ", ".join(codes) if codes is not None else "all warehouses"
+    click.echo(f"created {username} ({role}; {where})")

@@ -8,6 +8,7 @@ from sqlalchemy import select
 from inventory_ai.models import Material
 from inventory_ai.services.catalog import find_category, find_warehouse
 from inventory_ai.services.search import SearchFilters, index_material, search_materials
+from inventory_ai.services.sites import ALL
 from tests.support.factories import MaterialFactory
 
 
@@ -63,7 +64,9 @@ def test_filters_by_category_and_warehouse_and_stock(session):
     page = search_materials(session, "奶", SearchFilters(category_id=dairy), limit=50)
     assert page.materials and all(m.category_id == dairy for m in page.materials)
     cold = find_warehouse(session, "Cold Store").id
-    page = search_materials(session, "蛋", SearchFilters(warehouse_id=cold, in_stock=True), limit=50)
+    page = search_materials(
+        session, "蛋", SearchFilters(warehouse_id=cold, in_stock=True, sites=ALL), limit=50
+    )
     assert page.materials
     for m in page.materials:
         assert any(level.warehouse_id == cold and level.quantity > 0 for level in m.levels)

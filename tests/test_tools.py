@@ -13,6 +13,7 @@ from inventory_ai.assistant.tools.base import ToolContext
 from inventory_ai.errors import DomainError, Forbidden, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import ROLES, Intent, PurchaseRequest, User
+from inventory_ai.services import sites
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "permissions.md"
 
@@ -28,6 +29,7 @@ def context(session, username="admin", **kw) -> ToolContext:
         request_id=None,
         conversation_id="c",
         message_id="m",
+        sites=sites.of_user(session, user),
         tool_call_id="call_x",
         tool_names=manager().registry.names(),
         **kw,

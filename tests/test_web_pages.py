@@ -10,6 +10,7 @@ from decimal import Decimal
 from sqlalchemy import func, select
 
 from inventory_ai.models import ChatMessage, Material, StockLevel, utcnow
+from inventory_ai.services.sites import ALL
 from inventory_ai.services.stats import stock_history
 from inventory_ai.web import charts
 from inventory_ai.web.markup import render
@@ -186,15 +187,17 @@ def test_charts_are_svg_images_with_a_name_and_nothing_unescaped():
 def test_stock_history_follows_the_ledger_to_the_moment_asked(client, auth, session):
     material = session.scalar(select(Material).where(Material.code == "M001"))
     now = utcnow()
-    before = stock_history(session, material.id, now - timedelta(days=90), now)
+    before = stock_history(session, material.id, now - timedelta(days=90), now, sites=ALL)
     assert before[-1][1] == m001(session) and len(before) > 5
     auth.login("staff")
     asked = client.post("/api/v1/chat", json={"message": "高筋面粉出库20公斤"}).json
     client.post(f"/api/v1/chat/messages/{asked['message_id']}/decision", json={"decision": "approve"})
     later = utcnow() + timedelta(minutes=1)
-    after = stock_history(session, material.id, now - timedelta(days=90), later)
+    after = stock_history(session, material.id, now - timedelta(days=90), later, sites=ALL)
     assert after[-1][1] == before[-1][1] - 20
-    assert stock_history(session, material.id, now - timedelta(days=90), now) == before  # the past stays
+    assert (
+        stock_history(session, material.id, now - timedelta(days=90), now, sites=ALL) == before
+    )  # the past stays
 
 
 def test_quick_actions_follow_the_role(client, auth):

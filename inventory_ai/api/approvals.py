@@ -24,7 +24,7 @@ from inventory_ai.errors import Forbidden
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, Signoff, User
 from inventory_ai.readers import reader_language
-from inventory_ai.services import approvals
+from inventory_ai.services import approvals, sites
 
 blp = Blueprint("api_approvals", __name__, url_prefix="/api/v1", description="Sign-off of large bookings")
 
@@ -122,7 +122,8 @@ class Approvals(MethodView):
         with writing(db.session):
             manager().recovery.expire_signoffs(db.session)
             db.session.commit()
-        return [_view(s) for s in approvals.waiting(db.session)]
+        mine = sites.of_user(db.session, authenticated_user())
+        return [_view(s) for s in approvals.waiting(db.session, sites=mine)]
 
 
 @blp.route("/approvals/<tool_call_id>/decision")

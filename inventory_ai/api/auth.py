@@ -28,7 +28,7 @@ from inventory_ai.database import begin_write
 from inventory_ai.errors import NotFound, error_response
 from inventory_ai.extensions import db, login_limit, password_change_limit
 from inventory_ai.models import TOKEN_SCOPES, ApiToken, utcnow
-from inventory_ai.services import audit
+from inventory_ai.services import audit, sites
 
 blp = Blueprint("api_auth", __name__, url_prefix="/api/v1/auth", description="Log in and out")
 
@@ -42,6 +42,14 @@ class LoginResultSchema(Schema):
     username = fields.String()
     role = fields.String()
     csrf_token = fields.String(metadata={"description": "send as X-CSRFToken on cookie-authenticated writes"})
+
+
+class MeSchema(LoginResultSchema):
+    warehouses = fields.List(
+        fields.String(),
+        allow_none=True,
+        metadata={"description": "the warehouse codes you work in; null: every warehouse"},
+    )
 
 
 @blp.route("/login")
@@ -102,11 +110,16 @@ class Password(MethodView):
 
 @blp.route("/me")
 class Me(MethodView):
-    @blp.response(200, LoginResultSchema)
+    @blp.response(200, MeSchema)
     @login_required
     def get(self):
         user = authenticated_user()
-        return jsonify(username=user.username, role=user.role, csrf_token=generate_csrf())
+        return jsonify(
+            username=user.username,
+            role=user.role,
+            warehouses=sites.codes_of(db.session, user),
+            csrf_token=generate_csrf(),
+        )
 
 
 # --- API tokens for scripts: issued to the logged-in user, shown once, stored hashed ----------

@@ -34,7 +34,8 @@ from inventory_ai.models import (
     User,
     utcnow,
 )
-from inventory_ai.services import approvals, audit
+from inventory_ai.services import approvals, audit, sites
+from inventory_ai.services.conversations import parsed_arguments
 
 
 class Decisions:
@@ -121,6 +122,7 @@ class Decisions:
             signoff = approvals.of_call(session, tool_call_id)
             if signoff is None:
                 raise NotFound(f"no booking {tool_call_id!r} waits for a sign-off")
+            self._in_signers_sites(session, signer, signoff, tool_call_id)
             if signoff.status != SignoffStatus.WAITING:
                 raise Conflict(f"this sign-off is {signoff.status} already")
             approvals.may_sign(signer, signoff.requested_by_id)
@@ -150,6 +152,17 @@ class Decisions:
             session.commit()
         answer = AnswerRef(message.conversation_id, message.id)
         return Decision(answer, [tool_call_id], approve, signer.id, reason, signoff=True)
+
+    def _in_signers_sites(self, session: Session, signer: User, signoff: Signoff, tool_call_id: str) -> None:
+        """A booking outside the signer's warehouses is not theirs to see: 404, audited `denied`."""
+        mine = sites.of_user(session, signer)
+        if approvals.within(session, signoff, mine):
+            return
+        arguments = parsed_arguments(signoff.call.approved_arguments or signoff.call.arguments)
+        outside = sites.first_outside(session, mine, arguments if isinstance(arguments, dict) else {})
+        sites.record_denied(session, signer, "signoff", outside, arguments={"tool_call_id": tool_call_id})
+        session.commit()  # the refusal stays on the record; nothing else was changed
+        raise NotFound(f"no booking {tool_call_id!r} waits for a sign-off")
 
     # --- cancel --------------------------------------------------------------------------------
 

@@ -16,14 +16,19 @@ from inventory_ai.assistant.registry import ToolRegistry
 from inventory_ai.assistant.tools.base import ToolContext, ToolError
 from inventory_ai.errors import DomainError
 from inventory_ai.models import CallStatus, ChatMessage, User, Warehouse
+from inventory_ai.services import sites
 from inventory_ai.services.conversations import parsed_arguments
+from inventory_ai.services.sites import Sites
 
 
-def visible_to(viewer: User) -> Callable[[Warehouse], bool] | None:
-    """Which warehouses' figures `viewer` may see in an effect; None: every warehouse. The one hook
-    for the warehouses a person works in (users.warehouses): once they exist, this is where the
-    viewer's warehouses filter the effect (a signer sees only the warehouses they work in)."""
-    return None
+def visible_to(viewer: User, viewer_sites: Sites | None = None) -> Callable[[Warehouse], bool] | None:
+    """Which warehouses' figures `viewer` may see in an effect; None: every warehouse. The viewer's
+    warehouses (users.warehouses, read now unless given): a signer sees only the warehouses they
+    work in."""
+    found = (
+        viewer_sites if viewer_sites is not None else sites.of_user(Session.object_session(viewer), viewer)
+    )
+    return None if found.everywhere else found.visible
 
 
 def of_call(
@@ -40,13 +45,15 @@ def of_call(
     tool = registry.get(name)
     if tool is None or not isinstance(arguments, dict):
         return None
+    viewer_sites = sites.of_user(session, viewer)
     context = ToolContext(
         user_id=viewer.id, username=viewer.username, role=viewer.role, session=session, engine=engine,
-        request_id=None, conversation_id="", message_id="", language=viewer.language or "zh",
+        request_id=None, conversation_id="", message_id="", sites=viewer_sites,
+        language=viewer.language or "zh",
         tool_call_id=call_id,
     )  # fmt: skip
     try:
-        return tool.effect(arguments, context, visible_to(viewer))
+        return tool.effect(arguments, context, visible_to(viewer, viewer_sites))
     except (ToolError, DomainError):
         return None
 

@@ -80,7 +80,7 @@ from inventory_ai.models import (
 from inventory_ai.observability import (
     TOOL_ROUNDS,
 )
-from inventory_ai.services import audit, conversations
+from inventory_ai.services import audit, conversations, sites
 
 log = get_logger(__name__)
 
@@ -429,7 +429,8 @@ class ToolExecutionManager:
         context = ToolContext(
             user_id=user.id, username=user.username, role=user.role, session=session,
             engine=self.engine(), request_id=None, conversation_id="", message_id="",
-            language=user.language or "zh", tool_names=self.registry.names(),
+            sites=sites.of_user(session, user), language=user.language or "zh",
+            tool_names=self.registry.names(),
         )  # fmt: skip
         wire = ToolCall(call_id, name, dumps(arguments) if isinstance(arguments, dict) else str(arguments))
         session.commit()  # the tool's own connection, not a second one beside this read (_carry_out)

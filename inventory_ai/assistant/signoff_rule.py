@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from inventory_ai.assistant.registry import Toolbox
 from inventory_ai.assistant.tools.base import ToolContext, ToolError
+from inventory_ai.errors import DomainError
 from inventory_ai.models import CallStatus, ChatMessage, ToolCallRecord, User
 from inventory_ai.services import approvals, audit
 
@@ -48,7 +49,7 @@ class SignoffRule:
             return None
         try:
             return tool.value_cny(arguments, replace(context, tool_call_id=record.call_id))
-        except ToolError:
+        except (ToolError, DomainError):  # refused when carried out (a role or warehouses changed)
             return None
 
     def ask(

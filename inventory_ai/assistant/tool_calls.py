@@ -70,10 +70,18 @@ class CallOutcome:
     duration_ms: int = 0
     # Why the result's text looked like instructions to the model (screening), if it did.
     flagged: tuple[str, ...] = ()
+    # A warehouse asked for outside the user's (services/sites.py): the call is audited `denied`.
+    denied_warehouse: str | None = None
 
     @classmethod
     def failed(cls, error: ToolError, status: str = CallStatus.ERROR.value, duration_ms: int = 0):
-        return cls(status, error_content(error), error.type, duration_ms)
+        return cls(
+            status,
+            error_content(error),
+            error.type,
+            duration_ms,
+            denied_warehouse=getattr(error, "warehouse", None),
+        )
 
     @classmethod
     def declined(cls, why: str) -> CallOutcome:
@@ -86,7 +94,10 @@ class CallOutcome:
 def error_content(error: ToolError) -> str:
     """An error as the model reads it. Its message may quote what the model sent (a name, a value):
     never more than MAX_MESSAGE_CHARS of it, so a call cannot be made to echo its own huge input."""
-    return dumps({"error": {"type": error.type, "message": clip(error.message, MAX_MESSAGE_CHARS)}})
+    found = {"type": error.type, "message": clip(error.message, MAX_MESSAGE_CHARS)}
+    if getattr(error, "message_zh", None):  # a refusal worded for a reader in Chinese as well
+        found["message_zh"] = error.message_zh
+    return dumps({"error": found})
 
 
 class CallRunner:
@@ -109,10 +120,19 @@ class CallRunner:
 
     def audit_event(self, user, tool_name: str, arguments, outcome: CallOutcome, message=None,
                     source: str | None = None) -> dict:  # fmt: skip
-        """A call's audit event, not yet written. `source` marks a call from outside a chat (MCP)."""
+        """A call's audit event, not yet written. `source` marks a call from outside a chat (MCP); a
+        call refused for a warehouse outside the user's is `denied`, naming it."""
+        detail = "; ".join(
+            part
+            for part in (
+                f"source={source}" if source else None,
+                f"warehouse={outcome.denied_warehouse}" if outcome.denied_warehouse else None,
+            )
+            if part
+        )
         return audit.event(
             "tool_call",
-            outcome.status,
+            "denied" if outcome.denied_warehouse else outcome.status,
             user_id=user.id,
             role=user.role,
             tool_name=storable(tool_name)[:64],
@@ -121,7 +141,7 @@ class CallRunner:
             duration_ms=outcome.duration_ms,
             conversation_id=message.conversation_id if message else None,
             message_id=message.id if message else None,
-            detail=f"source={source}" if source else None,
+            detail=detail or None,
         )
 
     def answer_audit_events(

@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from flask_login import UserMixin
-from sqlalchemy import CheckConstraint, ForeignKey, String
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship, validates
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -36,6 +36,9 @@ class User(UserMixin, db.Model):
     role: Mapped[str] = mapped_column(String(32))
     active: Mapped[bool] = mapped_column(default=True)
     language: Mapped[str | None] = mapped_column(String(8))
+    # The warehouses (codes) this person works in; None: every warehouse. Read afresh on each
+    # request by services/sites.py, the one place it is enforced (docs/permissions.md, "Warehouses").
+    warehouses: Mapped[list[str] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     tokens: Mapped[list[ApiToken]] = relationship(back_populates="user", cascade="all, delete-orphan")

@@ -23,6 +23,8 @@ from inventory_ai.models import (
     User,
     utcnow,
 )
+from inventory_ai.services import sites as site_rules
+from inventory_ai.services.sites import Sites
 
 SIGNERS = frozenset({Role.WAREHOUSE_MANAGER.value, Role.ADMIN.value})
 
@@ -53,17 +55,25 @@ def request(
     return signoff
 
 
-def waiting(session: Session, limit: int = 100) -> list[Signoff]:
-    """What waits for a sign-off, oldest first (expired ones are ended by the caller first)."""
-    return list(
-        session.scalars(
-            select(Signoff)
-            .options(joinedload(Signoff.call))
-            .where(Signoff.status == SignoffStatus.WAITING)
-            .order_by(Signoff.created_at)
-            .limit(limit)
-        )
+def waiting(session: Session, limit: int = 100, *, sites: Sites) -> list[Signoff]:
+    """What waits for a sign-off in the signer's warehouses (`sites`: both ends of a transfer),
+    oldest first (expired ones are ended by the caller first)."""
+    found = session.scalars(
+        select(Signoff)
+        .options(joinedload(Signoff.call))
+        .where(Signoff.status == SignoffStatus.WAITING)
+        .order_by(Signoff.created_at)
     )
+    return [s for s in found if within(session, s, sites)][:limit]
+
+
+def within(session: Session, signoff: Signoff, sites: Sites) -> bool:
+    """Is the booking waiting for this sign-off in `sites` (both ends of a transfer)?"""
+    from inventory_ai.services.conversations import parsed_arguments  # conversations -> approvals
+
+    call = signoff.call
+    arguments = parsed_arguments(call.approved_arguments or call.arguments)
+    return site_rules.booking_within(session, sites, arguments if isinstance(arguments, dict) else {})
 
 
 def expired(session: Session, message_id: str | None = None) -> list[Signoff]:

@@ -24,6 +24,7 @@ from sqlalchemy import and_, delete, exists, func, insert, select
 from sqlalchemy.orm import Session, aliased
 
 from inventory_ai.models import Category, Material, MaterialSearchTerm, StockLevel, Supplier
+from inventory_ai.services.sites import Sites
 from inventory_ai.text import CJK, CJK_RUN
 
 NAME, DETAIL = 0, 1
@@ -168,6 +169,9 @@ class SearchFilters:
     category_id: int | None = None
     warehouse_id: int | None = None
     in_stock: bool = False
+    # The searcher's warehouses (services/sites.py): the catalogue is everyone's, but a stock
+    # filter (warehouse_id, in_stock) looks only at stock held there, and needs them said.
+    sites: Sites | None = None
 
 
 @dataclass
@@ -227,7 +231,9 @@ def _filter_conditions(filters: SearchFilters) -> list:
     if filters.category_id is not None:
         conditions.append(Material.category_id == filters.category_id)
     if filters.warehouse_id is not None or filters.in_stock:
-        level = [StockLevel.material_id == Material.id]
+        if filters.sites is None:
+            raise ValueError("a stock filter needs the searcher's sites (SearchFilters.sites)")
+        level = [StockLevel.material_id == Material.id, filters.sites.where(StockLevel.warehouse_id)]
         if filters.warehouse_id is not None:
             level.append(StockLevel.warehouse_id == filters.warehouse_id)
         if filters.in_stock:

@@ -28,11 +28,16 @@ from inventory_ai.services.search import index_material
 
 SEED_DIR = Path(__file__).resolve().parent.parent.parent / "seed_data"
 DEFAULT_DEMO_PASSWORD = "inventory-demo"
+# (username, role, warehouses): the first four work everywhere (null); one scoped user per
+# warehouse besides the main one, and a cold-store manager who signs off there only.
 DEMO_USERS = [
-    ("staff", Role.WAREHOUSE_STAFF),
-    ("manager", Role.WAREHOUSE_MANAGER),
-    ("purchaser", Role.PURCHASER),
-    ("admin", Role.ADMIN),
+    ("staff", Role.WAREHOUSE_STAFF, None),
+    ("manager", Role.WAREHOUSE_MANAGER, None),
+    ("purchaser", Role.PURCHASER, None),
+    ("admin", Role.ADMIN, None),
+    ("coldstore", Role.WAREHOUSE_STAFF, ["WH02"]),
+    ("coldmanager", Role.WAREHOUSE_MANAGER, ["WH02"]),
+    ("packaging", Role.WAREHOUSE_STAFF, ["WH03"]),
 ]
 
 
@@ -166,10 +171,10 @@ def _seed_aliases(session: Session, seed_dir: Path) -> int:
 def _seed_users(session: Session, password: str) -> int:
     existing = set(session.scalars(select(User.username)))
     count = 0
-    for username, role in DEMO_USERS:
+    for username, role, warehouses in DEMO_USERS:
         if username in existing:
             continue
-        user = User(username=username, role=role.value)
+        user = User(username=username, role=role.value, warehouses=warehouses)
         user.set_password(password)
         session.add(user)
         count += 1

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
-from sqlalchemy import case, func, select
+from sqlalchemy import and_, case, func, select
 from sqlalchemy.orm import Session
 
 from inventory_ai.models import Category, Material, StockLevel, StockMovement, Warehouse
 from inventory_ai.services import clock
+from inventory_ai.services.sites import Sites
 from inventory_ai.services.units import fmt_quantity
 
 ZERO = Decimal(0)
@@ -26,8 +27,9 @@ def _money(value) -> str:
     return str(Decimal(value or 0).quantize(Decimal("0.01")))
 
 
-def inventory_stats(session: Session, scope: Scope) -> dict:
-    level_filter = [Material.active.is_(True)]
+def inventory_stats(session: Session, scope: Scope, *, sites: Sites) -> dict:
+    """Counted in `sites` only: a warehouse outside them adds nothing to any total."""
+    level_filter = [Material.active.is_(True), sites.where(StockLevel.warehouse_id)]
     if scope.warehouse_id is not None:
         level_filter.append(StockLevel.warehouse_id == scope.warehouse_id)
     if scope.category_id is not None:
@@ -54,7 +56,7 @@ def inventory_stats(session: Session, scope: Scope) -> dict:
         for name, count, v in grouped(Category.name_zh, Category, Category.id == Material.category_id)
     ]
     total_value = sum((Decimal(r["value_cny"]) for r in by_warehouse), ZERO)
-    low = low_stock(session, scope, limit=0)
+    low = low_stock(session, scope, limit=0, sites=sites)
     return {
         "materials_in_stock": session.scalar(
             select(func.count(func.distinct(Material.id)))
@@ -69,15 +71,19 @@ def inventory_stats(session: Session, scope: Scope) -> dict:
     }
 
 
-def low_stock(session: Session, scope: Scope, limit: int = 20) -> dict:
-    """Materials whose stock (in the warehouse, or in all of them) is below the reorder point."""
+def low_stock(session: Session, scope: Scope, limit: int = 20, *, sites: Sites) -> dict:
+    """Materials whose stock (in the warehouse, or in all of `sites`) is below the reorder point."""
     on_hand = func.coalesce(func.sum(StockLevel.quantity), 0)
     stmt = select(Material, on_hand.label("on_hand"))
-    if scope.warehouse_id is not None:
-        # Only what this warehouse stocks: a cold-store item is not "low" in the packaging store.
+    if scope.warehouse_id is not None or not sites.everywhere:
+        # Only what this warehouse (or these) stocks: a cold-store item is not "low" in the packaging store.
         stmt = stmt.join(
             StockLevel,
-            (StockLevel.material_id == Material.id) & (StockLevel.warehouse_id == scope.warehouse_id),
+            and_(
+                StockLevel.material_id == Material.id,
+                sites.where(StockLevel.warehouse_id),
+                *([StockLevel.warehouse_id == scope.warehouse_id] if scope.warehouse_id is not None else []),
+            ),
         )
     else:
         stmt = stmt.outerjoin(StockLevel, StockLevel.material_id == Material.id)
@@ -106,11 +112,11 @@ def low_stock(session: Session, scope: Scope, limit: int = 20) -> dict:
     return {"total": len(rows), "items": items}
 
 
-def stock_levels_of(session: Session, material_id: int) -> list[dict]:
+def stock_levels_of(session: Session, material_id: int, *, sites: Sites) -> list[dict]:
     rows = session.execute(
         select(Warehouse.name_zh, StockLevel.quantity)
         .join(Warehouse, Warehouse.id == StockLevel.warehouse_id)
-        .where(StockLevel.material_id == material_id)
+        .where(StockLevel.material_id == material_id, sites.where(StockLevel.warehouse_id))
         .order_by(Warehouse.code)
     ).all()
     return [{"warehouse": name, "quantity": qty} for name, qty in rows]
@@ -126,8 +132,10 @@ class MovementFilter:
     until: date | None = None
 
 
-def movements(session: Session, flt: MovementFilter, limit: int = 20, offset: int = 0) -> dict:
-    conditions = []
+def movements(
+    session: Session, flt: MovementFilter, limit: int = 20, offset: int = 0, *, sites: Sites
+) -> dict:
+    conditions = [sites.where(StockMovement.warehouse_id)]
     if flt.material_id is not None:
         conditions.append(StockMovement.material_id == flt.material_id)
     if flt.warehouse_id is not None:
@@ -165,14 +173,18 @@ def movements(session: Session, flt: MovementFilter, limit: int = 20, offset: in
 
 
 def stock_history(
-    session: Session, material_id: int, start: datetime, end: datetime
+    session: Session, material_id: int, start: datetime, end: datetime, *, sites: Sites
 ) -> list[tuple[datetime, Decimal]]:
     """A material's stock in all warehouses over [start, end], from the ledger: the level at start,
     then one point per movement (each row's level_after is its warehouse's level from then on).
     Read up to `end` only, so an answer's chart shows what was true when it was written."""
     rows = session.execute(
         select(StockMovement.created_at, StockMovement.warehouse_id, StockMovement.level_after)
-        .where(StockMovement.material_id == material_id, StockMovement.created_at <= end)
+        .where(
+            StockMovement.material_id == material_id,
+            StockMovement.created_at <= end,
+            sites.where(StockMovement.warehouse_id),
+        )
         .order_by(StockMovement.created_at, StockMovement.id)
     ).all()
     levels: dict[int, Decimal] = {}
@@ -201,3 +213,33 @@ def movement_row(mv: StockMovement) -> dict:
         "warehouse": mv.warehouse.name_zh,
         "warehouse_en": mv.warehouse.name_en,
     }
+
+
+def stock_by_material(
+    session: Session, material_ids: list[int], *, sites: Sites
+) -> dict[int, list[tuple[str, Decimal]]]:
+    """material id -> [(warehouse name, quantity)] in `sites`, by warehouse code (search results)."""
+    rows = session.execute(
+        select(StockLevel.material_id, Warehouse.name_zh, StockLevel.quantity)
+        .join(Warehouse, Warehouse.id == StockLevel.warehouse_id)
+        .where(StockLevel.material_id.in_(material_ids), sites.where(StockLevel.warehouse_id))
+        .order_by(Warehouse.code)
+    ).all()
+    out: dict[int, list[tuple[str, Decimal]]] = {}
+    for material_id, warehouse, quantity in rows:
+        out.setdefault(material_id, []).append((warehouse, quantity))
+    return out
+
+
+def recent_movements(
+    session: Session, material_id: int, *, sites: Sites, limit: int = 5
+) -> list[StockMovement]:
+    """A material's latest ledger rows in `sites`, newest first (a material's details)."""
+    return list(
+        session.scalars(
+            select(StockMovement)
+            .where(StockMovement.material_id == material_id, sites.where(StockMovement.warehouse_id))
+            .order_by(StockMovement.created_at.desc(), StockMovement.id.desc())
+            .limit(limit)
+        )
+    )

@@ -22,7 +22,7 @@ from inventory_ai.assistant.extension import manager
 from inventory_ai.auth import authenticated_user
 from inventory_ai.extensions import db
 from inventory_ai.models import CallStatus, ChatMessage, Material, MessageStatus, ToolCallRecord
-from inventory_ai.services import approvals, clock, shown
+from inventory_ai.services import approvals, clock, shown, sites
 from inventory_ai.services.stats import stock_history
 from inventory_ai.services.units import fmt_quantity
 from inventory_ai.web import charts
@@ -213,7 +213,8 @@ def _stock_chart(
     first_day, last_day = period
     start = clock.day_start_utc(first_day)
     end = min(clock.day_end_utc(last_day), message.created_at)  # what was true when it was written
-    points = stock_history(db.session, material.id, start, end)
+    mine = sites.of_user(db.session, message.conversation.user_id)
+    points = stock_history(db.session, material.id, start, end, sites=mine)
     name = material.name_zh if lang == "zh" else material.name_en
     label = t["stock_over_time"].format(
         name=name,

@@ -135,6 +135,8 @@ TEXT = {
     "materials_in_stock": ("有库存的原料", "Materials in stock"),
     "below_reorder": ("低于补货点", "Below reorder point"),
     "value_by_warehouse": ("各仓库库存金额", "Stock value by warehouse"),
+    # A person who works in some warehouses only (users.warehouses) is told so where figures show.
+    "sites_only": ("仅限{names}", "{names} only"),
     "value_by_category": ("各类别库存金额", "Stock value by category"),
     "todays_movements": ("今天的出入库", "Today's stock movements"),
     "none_low": ("没有低于补货点的原料。", "Nothing is below its reorder point."),

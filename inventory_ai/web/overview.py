@@ -15,7 +15,7 @@ from flask_login import login_required
 from inventory_ai.assistant.extension import manager
 from inventory_ai.auth import authenticated_user
 from inventory_ai.extensions import db
-from inventory_ai.services import shown, stats
+from inventory_ai.services import shown, sites, stats
 from inventory_ai.web import bp, charts
 from inventory_ai.web.i18n import language, place_names, strings
 from inventory_ai.web.tables import TABLE_COLUMNS, Cells, rows_table
@@ -35,9 +35,10 @@ def overview():
     cells = Cells(lang, t, place_names(lang))
     offered = set(manager().registry.toolbox_for(user.role, db.session).names)
     everywhere = stats.Scope()
-    page: dict = {}
+    mine = sites.of_user(db.session, user)  # the warehouses this person works in, read now
+    page: dict = {"only": only_label(mine, lang, t)}
     if "get_inventory_stats" in offered:
-        figures = stats.inventory_stats(db.session, everywhere)
+        figures = stats.inventory_stats(db.session, everywhere, sites=mine)
 
         def cny(value: Decimal) -> str:
             return t["yuan"].format(value=shown.money(value, 0))
@@ -55,14 +56,22 @@ def overview():
             cny,
         )
     if "list_low_stock" in offered:
-        low = stats.low_stock(db.session, everywhere, limit=LOW_STOCK_ROWS)
+        low = stats.low_stock(db.session, everywhere, limit=LOW_STOCK_ROWS, sites=mine)
         page["low"] = rows_table(low["items"], TABLE_COLUMNS["items"], cells)
         page["low"].total = low["total"]
     if "get_stock_movements" in offered:
-        found = stats.movements(db.session, stats.MovementFilter(days=1), limit=TODAY_ROWS)
+        found = stats.movements(db.session, stats.MovementFilter(days=1), limit=TODAY_ROWS, sites=mine)
         page["today"] = rows_table([_movement(mv) for mv in found["rows"]], TODAY_COLUMNS, cells)
         page["today"].total = found["total"]
     return render_template("overview.html", **page)
+
+
+def only_label(mine: sites.Sites, lang: str, t: dict) -> str | None:
+    """ "冷库 only" / "Cold Store only": what a person limited to some warehouses sees; None for all."""
+    if mine.everywhere:
+        return None
+    joiner = "、" if lang == "zh" else ", "
+    return t["sites_only"].format(names=joiner.join(sites.names(db.session, mine, lang)) or "—")
 
 
 def _movement(mv) -> dict:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from flask import flash, redirect, render_template, request, url_for
+from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import login_required
 from sqlalchemy import select
 
@@ -17,12 +17,13 @@ from inventory_ai.assistant.described import described
 from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.auth import authenticated_user
 from inventory_ai.database import writing
-from inventory_ai.errors import DomainError
+from inventory_ai.errors import DomainError, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import User
-from inventory_ai.services import approvals, shown
+from inventory_ai.services import approvals, shown, sites
 from inventory_ai.web import bp
 from inventory_ai.web.i18n import language, strings
+from inventory_ai.web.overview import only_label
 
 
 def _signers_only():
@@ -41,7 +42,8 @@ def approvals_page():
     with writing(db.session):  # expired sign-offs are ended first, as the API does
         manager().recovery.expire_signoffs(db.session)
         db.session.commit()
-    waiting = approvals.waiting(db.session)
+    mine = sites.of_user(db.session, authenticated_user())
+    waiting = approvals.waiting(db.session, sites=mine)
     names = dict(
         db.session.execute(
             select(User.id, User.username).where(User.id.in_({s.requested_by_id for s in waiting}))
@@ -70,7 +72,8 @@ def approvals_page():
         }
         for s in waiting
     ]
-    return render_template("approvals.html", items=items)
+    lang_t = strings(lang)
+    return render_template("approvals.html", items=items, only=only_label(mine, lang, lang_t))
 
 
 @bp.post("/approvals/<tool_call_id>/decision")
@@ -88,6 +91,8 @@ def sign_off(tool_call_id: str):
         decision = decisions().prepare_signoff(
             db.session, authenticated_user(), tool_call_id, approve, reason
         )
+    except NotFound:  # none waits, or it is outside the signer's warehouses: not theirs to see
+        abort(404)
     except DomainError as exc:
         flash(exc.message, "error")
         return redirect(url_for("web.approvals_page"))

@@ -40,12 +40,13 @@ from inventory_ai.models import (
     ToolRound,
     User,
 )
-from inventory_ai.services import approvals, clock, conversations, shown
+from inventory_ai.services import approvals, clock, conversations, shown, sites
 from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
 from inventory_ai.text import language_of
 from inventory_ai.web import bp
 from inventory_ai.web.answers import answer_view
 from inventory_ai.web.i18n import LANGUAGES, QUICK_ACTIONS, language, place_names, strings
+from inventory_ai.web.overview import only_label
 from inventory_ai.web.tables import PAGED_TOOLS, Cells, parsed, result_table
 
 
@@ -167,6 +168,7 @@ def _chat_page(conversation: Conversation | None):
         title_lang=_other_lang(conversation.title, lang) if conversation and conversation.title else None,
         newest_card_field=_newest_card_field(transcript),
         quick_actions=_quick_actions(user, lang),
+        sites_only=only_label(sites.of_user(db.session, user), lang, t),
         timezone=clock.PLANT.key,
         limit=MAX_MESSAGE_CHARS,
     )

@@ -14,6 +14,7 @@ from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import ROLES, User
+from inventory_ai.services import sites
 
 blp = Blueprint("admin_users", __name__, url_prefix="/api/v1/admin", description="Admin: users")
 admins_only(blp)
@@ -26,18 +27,30 @@ class UserSchema(Schema):
     username = fields.String()
     role = fields.String()
     active = fields.Boolean()
+    # The warehouse codes the user works in; null: every warehouse (docs/permissions.md, "Warehouses").
+    warehouses = fields.List(fields.String(), allow_none=True)
     created_at = UtcDateTime()
+
+
+WAREHOUSES = fields.List(
+    fields.String(validate=validate.Length(min=1, max=16)),
+    allow_none=True,
+    validate=validate.Length(max=100),
+    metadata={"description": 'warehouse codes, e.g. ["WH02"]; null: every warehouse'},
+)
 
 
 class UserCreateSchema(Schema):
     username = fields.String(required=True, validate=validate.Regexp(r"^[A-Za-z0-9_.-]{2,64}$"))
     password = fields.String(required=True, load_only=True, validate=PASSWORD)
     role = fields.String(required=True, validate=validate.OneOf(ROLES))
+    warehouses = WAREHOUSES
 
 
 class UserUpdateSchema(Schema):
     role = fields.String(validate=validate.OneOf(ROLES))
     active = fields.Boolean()
+    warehouses = WAREHOUSES
 
 
 class PasswordSchema(Schema):
@@ -75,7 +88,12 @@ class Users(MethodView):
         begin_write(db.session)
         if db.session.scalar(select(User.id).where(User.username == body["username"])) is not None:
             raise Conflict(f"user {body['username']!r} already exists")
-        user = User(username=body["username"], role=body["role"], password_hash=password_hash)
+        user = User(
+            username=body["username"],
+            role=body["role"],
+            password_hash=password_hash,
+            warehouses=sites.clean_codes(db.session, body.get("warehouses")),
+        )
         db.session.add(user)
         admin_action("user_created", user.username)
         db.session.commit()
@@ -97,6 +115,8 @@ class UserResource(MethodView):
             body.get("active") is False or body.get("role", user.role) != user.role
         ):
             raise InvalidInput("admins cannot deactivate or demote themselves; ask another admin")
+        if "warehouses" in body:  # read afresh on the user's next request (services/sites.py)
+            body["warehouses"] = sites.clean_codes(db.session, body["warehouses"])
         for key, value in body.items():
             setattr(user, key, value)
         if body.get("active") is False:

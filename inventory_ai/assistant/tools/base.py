@@ -13,6 +13,8 @@ from sqlalchemy.orm import Session
 from inventory_ai.errors import DomainError, Forbidden, InvalidInput
 from inventory_ai.errors import NotFound as DomainNotFound
 from inventory_ai.models import ROLES
+from inventory_ai.services import sites
+from inventory_ai.services.sites import OutsideSites, Sites
 
 ALL_ROLES: frozenset[str] = frozenset(ROLES)
 
@@ -38,6 +40,13 @@ class NotFound(ToolError):
 class PermissionDenied(ToolError):
     type = "PermissionDenied"
 
+    def __init__(self, message: str, warehouse: str | None = None, message_zh: str | None = None):
+        super().__init__(message)
+        # The warehouse asked for, when it is outside the user's (audited as `denied`), and the
+        # refusal in Chinese ("您负责冷库；…请询问主仓库的同事").
+        self.warehouse = warehouse
+        self.message_zh = message_zh
+
 
 class ExecutionFailed(ToolError):
     type = "ExecutionFailed"
@@ -53,6 +62,8 @@ def from_domain(exc: DomainError) -> ToolError:
         return InvalidArguments(exc.message)
     if isinstance(exc, DomainNotFound):
         return NotFound(exc.message)
+    if isinstance(exc, OutsideSites):
+        return PermissionDenied(exc.message, exc.warehouse.code, exc.message_zh)
     if isinstance(exc, Forbidden):
         return PermissionDenied(exc.message)
     return ExecutionFailed(exc.message)
@@ -68,6 +79,9 @@ class ToolContext:
     request_id: str | None
     conversation_id: str
     message_id: str
+    # The warehouses the user works in, read for this request (services/sites.py): every stock
+    # reader takes them, and a booking outside them is refused.
+    sites: Sites
     language: str = "zh"
     # The product's id for the call being run (never the model's, which may repeat).
     tool_call_id: str = ""
@@ -86,6 +100,7 @@ class ToolContext:
             request_id=None,
             conversation_id=message.conversation_id,
             message_id=message.id,
+            sites=sites.of_user(session, user),
             language=message.language,
             **more,
         )

@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from decimal import Decimal
 
-from sqlalchemy import select
-
 from inventory_ai.assistant.tools.base import ToolContext, ToolExecutor
-from inventory_ai.models import StockLevel, StockMovement, Warehouse
-from inventory_ai.services import shown, stats
-from inventory_ai.services.catalog import find_category, find_material, find_warehouse
+from inventory_ai.services import shown, sites, stats
+from inventory_ai.services.catalog import find_category, find_material
 from inventory_ai.services.purchasing import pending_for
 from inventory_ai.services.search import SearchFilters, search_materials
 from inventory_ai.services.specs import english_spec
 from inventory_ai.services.units import fmt_quantity
-
-
-def stock_by_material(session, material_ids: list[int]) -> dict[int, list[tuple[str, Decimal]]]:
-    rows = session.execute(
-        select(StockLevel.material_id, Warehouse.name_zh, StockLevel.quantity)
-        .join(Warehouse, Warehouse.id == StockLevel.warehouse_id)
-        .where(StockLevel.material_id.in_(material_ids))
-        .order_by(Warehouse.code)
-    ).all()
-    out: dict[int, list[tuple[str, Decimal]]] = defaultdict(list)
-    for material_id, warehouse, quantity in rows:
-        out[material_id].append((warehouse, quantity))
-    return out
 
 
 class SearchMaterials(ToolExecutor):
@@ -56,13 +39,13 @@ class SearchMaterials(ToolExecutor):
 
     def execute(self, arguments: dict, context: ToolContext):
         session = context.session
-        filters = SearchFilters(in_stock=bool(arguments.get("in_stock")))
+        filters = SearchFilters(in_stock=bool(arguments.get("in_stock")), sites=context.sites)
         if arguments.get("category"):
             filters.category_id = find_category(session, arguments["category"]).id
         if arguments.get("warehouse"):
-            filters.warehouse_id = find_warehouse(session, arguments["warehouse"]).id
+            filters.warehouse_id = sites.checked_warehouse(session, context.sites, arguments["warehouse"]).id
         page = search_materials(session, arguments["keyword"], filters, limit=arguments.get("limit", 10))
-        stock = stock_by_material(session, [m.id for m in page.materials])
+        stock = stats.stock_by_material(session, [m.id for m in page.materials], sites=context.sites)
         rows = []
         for m in page.materials:
             held = [(w, q) for w, q in stock.get(m.id, []) if q > 0]
@@ -102,14 +85,9 @@ class GetMaterialDetail(ToolExecutor):
     def execute(self, arguments: dict, context: ToolContext):
         session = context.session
         m = find_material(session, arguments["material"])
-        levels = stats.stock_levels_of(session, m.id)
+        levels = stats.stock_levels_of(session, m.id, sites=context.sites)
         total = sum((lv["quantity"] for lv in levels), Decimal(0))
-        recent = session.scalars(
-            select(StockMovement)
-            .where(StockMovement.material_id == m.id)
-            .order_by(StockMovement.created_at.desc(), StockMovement.id.desc())
-            .limit(5)
-        ).all()
+        recent = stats.recent_movements(session, m.id, sites=context.sites)
         return {
             "code": m.code,
             "name": m.name_zh,

@@ -7,9 +7,9 @@ from datetime import date
 from inventory_ai.assistant.tools.base import ToolContext, ToolExecutor
 from inventory_ai.assistant.tools.schemas import model_parameters
 from inventory_ai.models import MOVEMENT_TYPES
-from inventory_ai.services import bookings, ledger, shown, stats
+from inventory_ai.services import bookings, ledger, shown, sites, stats
 from inventory_ai.services.bookings import BookingRequest, BookingSchema
-from inventory_ai.services.catalog import find_category, find_material, find_warehouse
+from inventory_ai.services.catalog import find_category, find_material
 from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
 from inventory_ai.services.units import fmt_quantity
 
@@ -21,7 +21,9 @@ def _day(value: str | None) -> date | None:
 def _scope(context: ToolContext, arguments: dict) -> stats.Scope:
     scope = stats.Scope()
     if arguments.get("warehouse"):
-        scope.warehouse_id = find_warehouse(context.session, arguments["warehouse"]).id
+        scope.warehouse_id = sites.checked_warehouse(
+            context.session, context.sites, arguments["warehouse"]
+        ).id
     if arguments.get("category"):
         scope.category_id = find_category(context.session, arguments["category"]).id
     return scope
@@ -40,7 +42,7 @@ class GetInventoryStats(ToolExecutor):
     }
 
     def execute(self, arguments: dict, context: ToolContext):
-        return stats.inventory_stats(context.session, _scope(context, arguments))
+        return stats.inventory_stats(context.session, _scope(context, arguments), sites=context.sites)
 
 
 class ListLowStock(ToolExecutor):
@@ -64,7 +66,7 @@ class ListLowStock(ToolExecutor):
 
     def execute(self, arguments: dict, context: ToolContext):
         result = stats.low_stock(
-            context.session, _scope(context, arguments), limit=arguments.get("limit", 10)
+            context.session, _scope(context, arguments), limit=arguments.get("limit", 10), sites=context.sites
         )
         result["more_available"] = result["total"] > len(result["items"])
         return result
@@ -104,9 +106,9 @@ class GetStockMovements(ToolExecutor):
         if arguments.get("material"):
             flt.material_id = find_material(session, arguments["material"]).id
         if arguments.get("warehouse"):
-            flt.warehouse_id = find_warehouse(session, arguments["warehouse"]).id
+            flt.warehouse_id = sites.checked_warehouse(session, context.sites, arguments["warehouse"]).id
         limit = arguments.get("limit", 10)
-        found = stats.movements(session, flt, limit=limit)
+        found = stats.movements(session, flt, limit=limit, sites=context.sites)
         return {
             "total": found["total"],
             "quantity_in": fmt_quantity(found["quantity_in"]),
@@ -151,6 +153,10 @@ class RecordStockMovement(ToolExecutor):
 
     def _request(self, arguments: dict, context: ToolContext) -> BookingRequest:
         ledger.may_book(context.role, arguments["movement_type"])
+        # Both ends, in the user's warehouses as they are now (proposed, approved or signed off).
+        sites.check_booking(
+            context.session, context.sites, arguments.get("warehouse"), arguments.get("to_warehouse")
+        )
         # One booking per tool call, however often it is retried or re-approved.
         return bookings.load(arguments, context.user_id, _booking_key(context))
 

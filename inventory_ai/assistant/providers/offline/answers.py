@@ -59,6 +59,8 @@ def _answer_one(zh: bool, result: dict, say: Callable[[str], str]) -> str:
         kind = result["error"].get("type")
         if kind == "Declined":
             return "好的，已取消，没有登记任何库存变动。" if zh else "OK, cancelled: nothing was booked."
+        if kind == "PermissionDenied" and result["error"].get("message_zh"):  # a warehouse not theirs
+            return result["error"]["message_zh"] if zh else message[:1].upper() + message[1:] + "."
         if not zh:
             return f"That did not work: {message}"
         if CJK_RUN.search(message):  # worded for the reader already (a stock check at describe time)

@@ -1,0 +1,173 @@
+"""The warehouses a person works in (users.warehouses): the one place they are enforced.
+
+Every stock reader (stats, search, material details, reports) takes `sites=` as a required keyword
+argument, so none can forget it: quantities, values, movements and locations outside a person's
+warehouses are neither shown nor counted. The catalogue (codes, names, specs, units) stays visible
+to everyone. A booking outside them is refused (`check_booking`). docs/permissions.md, "Warehouses".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import false, select, true
+from sqlalchemy.orm import Session
+
+from inventory_ai.errors import Forbidden, InvalidInput
+from inventory_ai.models import User, Warehouse
+
+
+@dataclass(frozen=True)
+class Sites:
+    """Every warehouse (`ids` None), or these warehouses (ids and codes; possibly none at all)."""
+
+    ids: frozenset[int] | None = None
+    codes: frozenset[str] = frozenset()
+
+    @property
+    def everywhere(self) -> bool:
+        return self.ids is None
+
+    def allows(self, warehouse_id: int | None) -> bool:
+        return self.ids is None or warehouse_id in self.ids
+
+    def where(self, column):
+        """A SQL condition keeping only rows of these warehouses (`column` holds a warehouse id)."""
+        if self.ids is None:
+            return true()
+        return column.in_(sorted(self.ids)) if self.ids else false()
+
+    def visible(self, warehouse: Warehouse) -> bool:
+        """For ledger.effect_view: may this person see that warehouse's figures."""
+        return self.allows(warehouse.id)
+
+
+ALL = Sites()
+
+
+def unknown_codes(session: Session, codes: Iterable[str]) -> list[str]:
+    """The codes that name no warehouse, in the order given."""
+    known = set(session.scalars(select(Warehouse.code)))
+    return [c for c in codes if c not in known]
+
+
+def clean_codes(session: Session, codes: list[str] | None) -> list[str] | None:
+    """A user's warehouses as stored: upper-cased, each once, sorted; None stays None (every
+    warehouse). InvalidInput (422) naming the codes no warehouse has."""
+    if codes is None:
+        return None
+    wanted = sorted({str(c).strip().upper() for c in codes})
+    unknown = unknown_codes(session, wanted)
+    if unknown:
+        raise InvalidInput(
+            f"no warehouse {', '.join(unknown)}", {"fields": {"warehouses": f"unknown: {', '.join(unknown)}"}}
+        )
+    return wanted
+
+
+def of_codes(session: Session, codes: list[str] | None) -> Sites:
+    if codes is None:
+        return ALL
+    rows = session.execute(select(Warehouse.id, Warehouse.code).where(Warehouse.code.in_(list(codes)))).all()
+    return Sites(frozenset(r.id for r in rows), frozenset(r.code for r in rows))
+
+
+def codes_of(session: Session, user: User) -> list[str] | None:
+    """A person's warehouse codes as stored now; None: every warehouse."""
+    return session.scalar(select(User.warehouses).where(User.id == user.id))
+
+
+def of_user(session: Session, user: User | int) -> Sites:
+    """A person's warehouses as the database has them now (not as a cached user object has them):
+    a change an admin made applies to that person's next request, on every worker and host."""
+    user_id = user if isinstance(user, int) else user.id
+    codes = session.scalar(select(User.warehouses).where(User.id == user_id))
+    return of_codes(session, codes)
+
+
+def names(session: Session, sites: Sites, language: str = "zh") -> list[str]:
+    """The warehouses' names, in the person's language, ordered by code."""
+    if sites.ids is None:
+        return []
+    column = Warehouse.name_zh if language == "zh" else Warehouse.name_en
+    return list(session.scalars(select(column).where(sites.where(Warehouse.id)).order_by(Warehouse.code)))
+
+
+class OutsideSites(Forbidden):
+    """A warehouse asked for that the person does not work in (a tool's PermissionDenied): says
+    where they work and whom to ask, never the warehouse's figures."""
+
+    def __init__(self, session: Session, sites: Sites, warehouse: Warehouse):
+        mine_en = ", ".join(names(session, sites, "en")) or "no warehouse"
+        mine_zh = "、".join(names(session, sites, "zh")) or "任何仓库"
+        super().__init__(
+            f"you work in {mine_en}; {warehouse.name_en} ({warehouse.code}) is outside them: ask someone "
+            f"at {warehouse.name_en}",
+            {"warehouse": warehouse.code, "your_warehouses": sorted(sites.codes)},
+        )
+        self.warehouse = warehouse
+        # The same in Chinese, for a reply in Chinese (the offline assistant's).
+        self.message_zh = (
+            f"您负责{mine_zh}；{warehouse.name_zh}不在您的范围内，请询问{warehouse.name_zh}的同事。"
+        )
+
+
+def check_warehouse(session: Session, sites: Sites, warehouse: Warehouse) -> None:
+    """Raise OutsideSites unless the person works in `warehouse`."""
+    if not sites.allows(warehouse.id):
+        raise OutsideSites(session, sites, warehouse)
+
+
+def checked_warehouse(session: Session, sites: Sites, ref: str) -> Warehouse:
+    """The warehouse `ref` names (code or name), if the person works in it; else OutsideSites."""
+    from inventory_ai.services.catalog import find_warehouse  # catalog -> search -> sites
+
+    warehouse = find_warehouse(session, ref)
+    check_warehouse(session, sites, warehouse)
+    return warehouse
+
+
+def check_booking(session: Session, sites: Sites, warehouse: str, to_warehouse: str | None) -> None:
+    """A booking (both ends of a transfer) in the person's warehouses, or OutsideSites. Checked when
+    it is proposed and again when it is carried out: a scope can shrink while a booking waits."""
+    if sites.everywhere:
+        return
+    for ref in (warehouse, to_warehouse):
+        if ref:
+            checked_warehouse(session, sites, ref)
+
+
+def booking_within(session: Session, sites: Sites, arguments: dict) -> bool:
+    """Is every warehouse a booking names (both ends of a transfer) one of `sites`? A name that no
+    longer resolves counts as outside for a person limited to some warehouses."""
+    if sites.everywhere:
+        return True
+    from inventory_ai.errors import NotFound
+    from inventory_ai.services.catalog import find_warehouse
+
+    refs = [arguments.get(k) for k in ("warehouse", "to_warehouse") if isinstance(arguments.get(k), str)]
+    try:
+        return all(sites.allows(find_warehouse(session, ref).id) for ref in refs)
+    except NotFound:
+        return False
+
+
+def first_outside(session: Session, sites: Sites, arguments: dict) -> str | None:
+    """The first warehouse a booking names outside `sites` (as named), for the audit trail."""
+    for key in ("warehouse", "to_warehouse"):
+        ref = arguments.get(key)
+        if isinstance(ref, str) and not booking_within(session, sites, {"warehouse": ref}):
+            return ref
+    return None
+
+
+def record_denied(session: Session, user: User, where: str, warehouse: str | None, **fields) -> None:
+    """A refusal for a warehouse outside the person's, in the audit trail as `denied` (in the
+    session's transaction: the caller commits it before answering the refusal)."""
+    from inventory_ai.services import audit
+
+    audit.record(
+        session, "warehouse_scope", "denied", user_id=user.id, role=user.role, tool_name=where[:64],
+        detail=f"warehouse={warehouse}", **fields,
+    )  # fmt: skip

@@ -1,0 +1,128 @@
+"""A user's warehouses (issue 34): set by admins over the API and the CLI, shown by /auth/me, read
+afresh on the user's next request; the seed's scoped demo users."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from inventory_ai.models import User
+from inventory_ai.services import sites
+from tests.support.clients import AuthActions
+from tests.support.databases import PASSWORD
+
+
+def test_admins_set_warehouses_and_me_shows_them(app, client, auth):
+    auth.login("admin")
+    made = client.post(
+        "/api/v1/admin/users",
+        json={
+            "username": "cold2",
+            "password": "long-enough-1",
+            "role": "warehouse_staff",
+            "warehouses": ["wh02"],
+        },
+    )
+    assert made.status_code == 201, made.json
+    assert made.json["warehouses"] == ["WH02"]
+    unscoped = client.post(
+        "/api/v1/admin/users",
+        json={"username": "all2", "password": "long-enough-1", "role": "warehouse_staff"},
+    )
+    assert unscoped.json["warehouses"] is None
+
+    other = app.test_client()
+    AuthActions(other).login("cold2", "long-enough-1")
+    assert other.get("/api/v1/auth/me").json["warehouses"] == ["WH02"]
+
+    # The change applies to the user's next request, without logging in again.
+    changed = client.patch(f"/api/v1/admin/users/{made.json['id']}", json={"warehouses": ["WH01", "WH03"]})
+    assert changed.status_code == 200 and changed.json["warehouses"] == ["WH01", "WH03"]
+    assert other.get("/api/v1/auth/me").json["warehouses"] == ["WH01", "WH03"]
+    client.patch(f"/api/v1/admin/users/{made.json['id']}", json={"warehouses": None})
+    assert other.get("/api/v1/auth/me").json["warehouses"] is None
+
+
+def test_unknown_warehouse_codes_are_422_naming_them(client, auth):
+    auth.login("admin")
+    bad = client.post(
+        "/api/v1/admin/users",
+        json={
+            "username": "x2",
+            "password": "long-enough-1",
+            "role": "warehouse_staff",
+            "warehouses": ["WH02", "WH9", "NOPE"],
+        },
+    )
+    assert bad.status_code == 422
+    assert "WH9" in bad.json["error"]["message"] and "NOPE" in bad.json["error"]["message"]
+    staff = client.get("/api/v1/admin/users?role=warehouse_staff").json
+    user_id = next(u["id"] for u in staff["items"] if u["username"] == "staff")
+    for body in ({"warehouses": ["WH7"]}, {"warehouses": "WH02"}, {"warehouses": [1, {"a": 2}]}):
+        assert client.patch(f"/api/v1/admin/users/{user_id}", json=body).status_code == 422, body
+
+
+def test_token_users_are_scoped_on_their_next_request(app, client, auth, session):
+    """A script's token: the user object is cached for a few seconds per worker, the warehouses
+    are not (services/sites.of_user reads them each request)."""
+    from inventory_ai.auth import issue_token
+
+    coldstore = session.scalar(select(User).where(User.username == "coldstore"))
+    _, plain = issue_token(coldstore, "script")
+    session.commit()
+    script = app.test_client()
+    headers = {"Authorization": f"Bearer {plain}"}
+    assert script.get("/api/v1/auth/me", headers=headers).json["warehouses"] == ["WH02"]
+    auth.login("admin")
+    client.patch(f"/api/v1/admin/users/{coldstore.id}", json={"warehouses": ["WH03"]})
+    assert script.get("/api/v1/auth/me", headers=headers).json["warehouses"] == ["WH03"]
+
+
+def test_create_user_takes_warehouses(runner, session):
+    result = runner.invoke(
+        args=[
+            "create-user",
+            "pack2",
+            "--role",
+            "warehouse_staff",
+            "--warehouses",
+            "WH02,wh03",
+            "--password",
+            "long-enough-1",
+        ]
+    )
+    assert result.exit_code == 0, result.output
+    assert session.scalar(select(User.warehouses).where(User.username == "pack2")) == ["WH02", "WH03"]
+    refused = runner.invoke(
+        args=[
+            "create-user",
+            "pack3",
+            "--role",
+            "warehouse_staff",
+            "--warehouses",
+            "WH08",
+            "--password",
+            "long-enough-1",
+        ]
+    )
+    assert refused.exit_code != 0 and "WH08" in refused.output
+    plain = runner.invoke(
+        args=["create-user", "pack4", "--role", "warehouse_staff", "--password", "long-enough-1"]
+    )
+    assert (
+        plain.exit_code == 0
+        and session.scalar(select(User.warehouses).where(User.username == "pack4")) is None
+    )
+
+
+def test_seed_keeps_demo_users_unscoped_and_adds_scoped_ones(session, auth, client):
+    scoped = dict(session.execute(select(User.username, User.warehouses)).all())
+    assert all(scoped[name] is None for name in ("staff", "manager", "purchaser", "admin"))
+    assert (
+        scoped["coldstore"] == ["WH02"]
+        and scoped["coldmanager"] == ["WH02"]
+        and scoped["packaging"] == ["WH03"]
+    )
+    assert auth.login("coldstore", PASSWORD).status_code == 200
+    assert sites.of_user(session, session.scalar(select(User).where(User.username == "coldstore"))).codes == {
+        "WH02"
+    }
