@@ -80,12 +80,18 @@ DECIMAL_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-
 MAX_QUANTITY_CHARS = 40  # as strict_json.MAX_NUMBER_CHARS: no number of thousands of digits
 
 
-def parse_quantity(value) -> Decimal:
-    """A quantity from a JSON number or a decimal string (exact), or InvalidInput saying why not."""
-    return parse_decimal(value, "quantity")
+# What a person types in a form's number box: digits and one decimal point, as a JSON body's
+# number would be read (no exponent: "1e1" typed into a box is a slip, not 10).
+PLAIN_DECIMAL_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
 
 
-def parse_decimal(value, field: str) -> Decimal:
+def parse_quantity(value, typed: bool = False) -> Decimal:
+    """A quantity from a JSON number or a decimal string (exact), or InvalidInput saying why not.
+    `typed`: text a person typed into a form (no exponent)."""
+    return parse_decimal(value, "quantity", PLAIN_DECIMAL_TEXT if typed else DECIMAL_TEXT)
+
+
+def parse_decimal(value, field: str, pattern: re.Pattern = DECIMAL_TEXT) -> Decimal:
     """A number from a JSON number or a decimal string (exact), or InvalidInput naming `field`:
     the one reading of a decimal every way in uses (API bodies, forms, tool arguments, CSV cells)."""
     if isinstance(value, bool) or not isinstance(value, int | float | Decimal | str):
@@ -105,7 +111,7 @@ def parse_decimal(value, field: str) -> Decimal:
         raise InvalidInput(
             f"{field} must be a number of at most {MAX_QUANTITY_CHARS} characters", {"field": field}
         )
-    if not DECIMAL_TEXT.fullmatch(text):
+    if not pattern.fullmatch(text):
         raise InvalidInput(
             f"{field} must be a number written with the digits 0-9 and an optional decimal point "
             f"(like 12.5), got {quoted(value)}",
