@@ -18,6 +18,11 @@ timeout = int(os.environ.get("INVENTORY_AI_WORKER_TIMEOUT", 300))
 # On SIGTERM, requests in flight (a booking being approved, an answer streaming) get this long to finish.
 graceful_timeout = int(os.environ.get("INVENTORY_AI_GRACEFUL_TIMEOUT", 60))
 keepalive = 5
+# What gunicorn itself refuses, before the app: a request line over 8190 bytes (414), a header over
+# 8190 bytes or more than 100 headers (431). Answered as JSON (inventory_ai/gunicorn_errors.py).
+limit_request_line = 8190
+limit_request_field_size = 8190
+limit_request_fields = 100
 accesslog = None  # the app writes its own structured access line per request
 errorlog = "-"
 
@@ -33,9 +38,10 @@ def on_starting(server):
 def post_fork(server, worker):
     # Traces (OTEL_* set): each worker its own OpenTelemetry provider and export thread, started
     # after the fork, before the app loads (inventory_ai/tracing.py).
-    from inventory_ai import tracing
+    from inventory_ai import gunicorn_errors, tracing
 
     tracing.after_fork()
+    gunicorn_errors.install()  # gunicorn's own refusals (414, 431, 400) as JSON, as the API's are
 
 
 def post_worker_init(worker):

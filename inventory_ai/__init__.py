@@ -107,7 +107,10 @@ def register_extensions(app: Flask) -> None:
     app.config["WTF_CSRF_CHECK_DEFAULT"] = False
     csrf.init_app(app)
     config = app.extensions["inventory_ai.config"]
-    app.config["RATELIMIT_STORAGE_URI"] = config.redis_url or "swept-memory://"
+    # With Redis: Redis while it answers, the process's own counts while it does not (redis_fallback.py).
+    app.config["RATELIMIT_STORAGE_URI"] = (
+        f"fallback+{config.redis_url}" if config.redis_url else "swept-memory://"
+    )
     # Registered before the limiter's own hook, so it runs after it (Flask runs them in reverse).
     app.after_request(retry_after_only_on_refusals)
     limiter.init_app(app)

@@ -112,10 +112,23 @@ def _malformed(code: str, message: str):
 
 def _end_transaction(_exc):
     """No request leaves a transaction behind, least of all one that failed half-way after taking
-    the write lock: work that should persist was committed by the code that did it."""
+    the write lock: work that should persist was committed by the code that did it. The rollback
+    never raises: on a connection the database ended (`pg_terminate_backend`, a restart) it fails,
+    and a teardown that raised was gunicorn's HTML 500 with a raw traceback."""
+    _let_go_of_session("teardown")
+
+
+def _let_go_of_session(where: str) -> None:
     from inventory_ai.extensions import db
 
-    db.session.rollback()
+    try:
+        db.session.rollback()
+    except Exception as exc:  # the connection is gone: drop it and the session, say so in one line
+        log.warning("rollback_failed", where=where, error_type=type(exc).__name__)
+        try:
+            db.session.remove()
+        except Exception as again:
+            log.warning("session_close_failed", where=where, error_type=type(again).__name__)
 
 
 def _refuse_malformed():
@@ -164,9 +177,35 @@ def _http(exc: HTTPException):
     return error_response(exc.code or 500, code, message, details, headers)
 
 
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+def _database_failed(exc: sqlalchemy.exc.OperationalError):
+    """A connection the database ended mid-request (`connection_invalidated`): a safe read is run
+    once more, on a new connection; anything else, or a second failure, is 503 with Retry-After."""
+    if not (exc.connection_invalidated and request.method in SAFE_METHODS and not g.get("db_retried")):
+        return _database_busy(exc)
+    g.db_retried = True
+    log.warning("database_connection_lost", error_type=type(exc).__name__, retried=True)
+    _let_go_of_session("retry")
+    try:
+        return current_app.dispatch_request()
+    except sqlalchemy.exc.OperationalError as again:
+        return _database_busy(again)
+
+
+def _database_error(exc: sqlalchemy.exc.DBAPIError):
+    """Other driver errors (InterfaceError on a connection already closed): a lost connection is
+    handled as above; the rest are unexpected."""
+    if exc.connection_invalidated:
+        return _database_failed(exc)
+    return _unexpected(exc)
+
+
 def _database_busy(exc: Exception):
     # Every pooled connection stayed busy past pool_timeout, SQLite's write lock stayed taken past
     # busy_timeout, or the database did not answer: overload or an outage, not a bug. Say so.
+    _let_go_of_session("database_busy")
     log.warning("database_busy", error_type=type(exc).__name__)
     message = "the server is busy; please retry in a few seconds"
     if _wants_json():
@@ -191,6 +230,7 @@ def init_errors(app: Flask) -> None:
     app.before_request(_refuse_malformed)
     app.errorhandler(DomainError)(_domain)
     app.errorhandler(HTTPException)(_http)
-    app.errorhandler(sqlalchemy.exc.OperationalError)(_database_busy)
+    app.errorhandler(sqlalchemy.exc.OperationalError)(_database_failed)
     app.errorhandler(sqlalchemy.exc.TimeoutError)(_database_busy)
+    app.errorhandler(sqlalchemy.exc.DBAPIError)(_database_error)
     app.errorhandler(Exception)(_unexpected)

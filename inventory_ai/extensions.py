@@ -257,3 +257,7 @@ def retry_after_only_on_refusals(response):
     if response.status_code not in (429, 503):
         response.headers.pop("Retry-After", None)
     return response
+
+
+# Registers the `fallback+redis://` storage scheme with limits (its registry is the class's metaclass).
+from inventory_ai import redis_fallback  # noqa: E402, F401

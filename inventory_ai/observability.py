@@ -46,6 +46,12 @@ BREAKER_OPEN = Gauge(
     "inventory_ai_model_breaker_open", "1 while the model circuit breaker is open", registry=REGISTRY,
     multiprocess_mode="livemax",  # open if any live worker last saw it open
 )  # fmt: skip
+REDIS_UP = Gauge(
+    "inventory_ai_redis_up",
+    "1 while Redis (INVENTORY_AI_REDIS_URL) answers, 0 while limits and the breaker fall back to the process",
+    registry=REGISTRY,
+    multiprocess_mode="livemin",  # down if any live worker last found it down
+)
 MODEL_TOKENS = Counter(
     "inventory_ai_model_tokens_total", "Model tokens used", ["model", "kind"], registry=REGISTRY
 )

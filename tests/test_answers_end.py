@@ -354,8 +354,8 @@ def test_concurrent_decisions_and_cancel_agree_with_the_ledger(app):
         refused = [a for kind in ("approve", "reject") for a in answers[kind] if a[0] != 200]
         assert all(code == 409 for code, _ in refused), refused
         [(cancel_code, cancel_body)] = answers["cancel"]
-        assert cancel_code == 200, cancel_body
-        cancel_won = cancel_body["status"] == "cancelled"
+        assert cancel_code in (200, 409), cancel_body
+        cancel_won = cancel_code == 200 and cancel_body["status"] == "cancelled"
         summary = {
             k: [(c, b.get("status") or b["error"]["message"][-20:]) for c, b in v] for k, v in answers.items()
         }
@@ -369,6 +369,7 @@ def test_concurrent_decisions_and_cancel_agree_with_the_ledger(app):
             summary,
             final["status"],
         )
+        assert final["status"] == "completed" or not approved  # a booking that stands is no cancel
         [result] = final["rounds"][0]["results"]
         assert (result["status"] == "success") == approved  # what the answer says is what was booked
     bookings = db.session.scalar(

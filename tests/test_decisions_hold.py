@@ -155,8 +155,9 @@ def test_an_answer_stopped_after_its_booking_says_what_was_booked(app):
     next(events)
     events.close()
     view = staff.get(f"/api/v1/chat/messages/{body['message_id']}").json
-    assert view["status"] == "cancelled" and len(chat_bookings()) == 1
-    assert "已完成" in view["reply"] and "5 kg" in view["reply"]
+    # Never `cancelled` while its booking stands: it ended, and its text says it stopped.
+    assert view["status"] == "completed" and len(chat_bookings()) == 1
+    assert "已停止" in view["reply"] and "已完成" in view["reply"] and "5 kg" in view["reply"]
 
 
 # --- a failure after a booking -------------------------------------------------------------------
@@ -267,9 +268,8 @@ def test_a_signoff_and_its_withdrawal_at_once_exactly_one_decides_and_the_answer
         view = staff.get(f"/api/v1/chat/messages/{body['message_id']}").json
         withdrawn = codes["withdraw"] == (200, "cancelled")  # it came first: the sign-off is void
         assert codes["sign"] == (409 if withdrawn else 200), codes
-        if not withdrawn:  # it found the answer moving on: a stop, and the answer says what was booked
-            assert view["status"] in ("completed", "cancelled"), codes
-            assert view["status"] == "completed" or "已完成" in view["reply"]
+        if not withdrawn:  # the sign-off came first: the withdrawal lost, and the booking stands
+            assert codes["withdraw"][0] in (200, 409) and view["status"] == "completed", codes
         outcomes.append(not withdrawn)
     booked = chat_bookings()
     assert len(booked) == sum(outcomes)

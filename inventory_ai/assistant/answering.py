@@ -21,6 +21,7 @@ from inventory_ai.assistant.prompts import (
     SIGNOFF_WAITING,
     TOO_SLOW,
     UNAVAILABLE,
+    stopped_status,
     stopped_text,
 )
 from inventory_ai.assistant.providers.base import AnswerTooSlow, ProviderError, TokenBudgetExhausted
@@ -149,8 +150,8 @@ class Answering:
         )  # the ending adds them
         self.usage.clear()
         message = self.message
-        if status == MessageStatus.CANCELLED and not text:
-            text = stopped_text(message)
+        if status == MessageStatus.CANCELLED:  # a stop after a booking ends it completed, saying so
+            status, text = stopped_status(message), text or stopped_text(message)
         ended = answer_store.ending(
             self.session,
             message,

@@ -196,10 +196,30 @@ class Decisions:
                     session.commit()
                     return message
             if message.status == MessageStatus.RUNNING:
+                if being_carried_out(message):
+                    raise Conflict(
+                        "a decision on this answer came first and is being carried out: "
+                        "what it books stands; the answer goes on"
+                    )
                 message.cancel_requested = True
                 self.answers.note_cancel(message.id)
                 session.commit()
             return message
+
+
+def being_carried_out(message: ChatMessage) -> bool:
+    """A person's decision claimed this running answer and its calls are not all settled yet: a
+    cancel now comes after that decision, and loses to it (409) rather than stop its bookings."""
+    decided = (SignoffStatus.APPROVED, SignoffStatus.REJECTED)
+    return any(
+        (call.status == CallStatus.PENDING_CONFIRMATION and call.decided_by_id is not None)
+        or (
+            call.status == CallStatus.AWAITING_SIGNOFF
+            and call.signoff is not None
+            and call.signoff.status in decided
+        )
+        for call in (c for r in message.rounds for c in r.calls)
+    )
 
 
 def claim(session: Session, message: ChatMessage, expected: MessageStatus, to: MessageStatus) -> None:

@@ -42,6 +42,7 @@ from inventory_ai.assistant.prompts import (
     APOLOGY,
     TOO_SLOW,
     decided_summary,
+    stopped_status,
     stopped_text,
     system_prompt,
 )
@@ -480,7 +481,7 @@ class ToolExecutionManager:
         fresh = session.get(ChatMessage, message_id)
         if fresh is not None and fresh.status == MessageStatus.RUNNING:
             self.recovery.settle_unfinished(session, fresh)
-            fresh.status = MessageStatus.CANCELLED.value
+            fresh.status = stopped_status(fresh).value
             fresh.content = fresh.content or stopped_text(fresh)
             fresh.completed_at = utcnow()
         session.commit()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from inventory_ai.models import CallStatus, ChatMessage, User
+from inventory_ai.models import CallStatus, ChatMessage, MessageStatus, User
 from inventory_ai.services import clock
 
 APOLOGY = {
@@ -82,6 +82,17 @@ def decided_summary(message: ChatMessage) -> str:
                 ("未完成：" if zh else "Not done: ") + f"{what} ({error.get('message', record.status)})"
             )
     return "\n".join(lines)
+
+
+def booked_any(message: ChatMessage) -> bool:
+    """Whether a write of this answer went through (a booking, a purchase request): such an answer
+    is never reported `cancelled`, whatever stopped it afterwards."""
+    return any(c.description and c.status == CallStatus.SUCCESS for r in message.rounds for c in r.calls)
+
+
+def stopped_status(message: ChatMessage) -> MessageStatus:
+    """How a stopped answer ends: `completed` (its text says it stopped) once something was booked."""
+    return MessageStatus.COMPLETED if booked_any(message) else MessageStatus.CANCELLED
 
 
 def stopped_text(message: ChatMessage) -> str:

@@ -6,7 +6,7 @@ import csv
 import io
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import select
@@ -16,7 +16,7 @@ from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
 from inventory_ai.models import Category, Material, Supplier
 from inventory_ai.services.search import index_material
-from inventory_ai.services.units import MAX_QUANTITY
+from inventory_ai.services.units import MAX_QUANTITY, checked_decimal
 
 UNITS = ("kg", "g", "L", "mL", "pcs")
 MATERIAL_CODE = re.compile(r"^[A-Z][A-Z0-9-]{1,31}$")  # checked after upper-casing
@@ -24,6 +24,8 @@ MATERIAL_CODE = re.compile(r"^[A-Z][A-Z0-9-]{1,31}$")  # checked after upper-cas
 MATERIAL_CODE_AS_TYPED = MATERIAL_CODE.pattern.replace("[A-Z]", "[A-Za-z]").replace(
     "[A-Z0-9-]", "[A-Za-z0-9-]"
 )
+# Decimals each column keeps (models.base QUANTITY, MONEY).
+PLACES = {"reorder_point": 3, "unit_cost": 4}
 FIELDS = ("code", "name_zh", "name_en", "unit", "spec", "category", "supplier", "reorder_point", "unit_cost")
 
 
@@ -36,14 +38,10 @@ class RowError:
 
 def _decimal(value: Any, field: str, errors: list[RowError], row: int) -> Decimal | None:
     try:
-        number = Decimal(str(value).strip())
-    except (InvalidOperation, ValueError):
-        errors.append(RowError(row, field, f"{value!r} is not a number"))
+        return checked_decimal(value, field, PLACES[field], MAX_QUANTITY)
+    except InvalidInput as exc:
+        errors.append(RowError(row, field, exc.message))
         return None
-    if not number.is_finite() or number < 0 or number > MAX_QUANTITY:
-        errors.append(RowError(row, field, "must be a number from 0 to 10^12"))
-        return None
-    return number
 
 
 def validate_fields(

@@ -80,10 +80,22 @@ DECIMAL_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-
 MAX_QUANTITY_CHARS = 40  # as strict_json.MAX_NUMBER_CHARS: no number of thousands of digits
 
 
-def parse_quantity(value) -> Decimal:
-    """A quantity from a JSON number or a decimal string (exact), or InvalidInput saying why not."""
+# What a person types in a form's number box: digits and one decimal point, as a JSON body's
+# number would be read (no exponent: "1e1" typed into a box is a slip, not 10).
+PLAIN_DECIMAL_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+
+def parse_quantity(value, typed: bool = False) -> Decimal:
+    """A quantity from a JSON number or a decimal string (exact), or InvalidInput saying why not.
+    `typed`: text a person typed into a form (no exponent)."""
+    return parse_decimal(value, "quantity", PLAIN_DECIMAL_TEXT if typed else DECIMAL_TEXT)
+
+
+def parse_decimal(value, field: str, pattern: re.Pattern = DECIMAL_TEXT) -> Decimal:
+    """A number from a JSON number or a decimal string (exact), or InvalidInput naming `field`:
+    the one reading of a decimal every way in uses (API bodies, forms, tool arguments, CSV cells)."""
     if isinstance(value, bool) or not isinstance(value, int | float | Decimal | str):
-        raise InvalidInput("quantity must be a number")
+        raise InvalidInput(f"{field} must be a number", {"field": field})
     if isinstance(value, float):
         text = repr(value)  # the shortest text that is this float: 0.1 is "0.1"
     elif isinstance(value, str):
@@ -94,18 +106,37 @@ def parse_quantity(value) -> Decimal:
         except ValueError:  # an int of more digits than Python will print
             text = "9" * (MAX_QUANTITY_CHARS + 1)
     if text.lower().lstrip("+-") in ("nan", "snan", "inf", "infinity"):
-        raise InvalidInput("quantity must be a finite number")
+        raise InvalidInput(f"{field} must be a finite number", {"field": field})
     if len(text) > MAX_QUANTITY_CHARS:
-        raise InvalidInput(f"quantity must be a number of at most {MAX_QUANTITY_CHARS} characters")
-    if not DECIMAL_TEXT.fullmatch(text):
         raise InvalidInput(
-            f"quantity must be a number written with the digits 0-9 and an optional decimal point "
-            f"(like 12.5), got {quoted(value)}"
+            f"{field} must be a number of at most {MAX_QUANTITY_CHARS} characters", {"field": field}
+        )
+    if not pattern.fullmatch(text):
+        raise InvalidInput(
+            f"{field} must be a number written with the digits 0-9 and an optional decimal point "
+            f"(like 12.5), got {quoted(value)}",
+            {"field": field},
         )
     try:
         return Decimal(text)
     except InvalidOperation as exc:  # the pattern above makes this unreachable, but never a 500
-        raise InvalidInput(f"quantity must be a number, got {quoted(value)}") from exc
+        raise InvalidInput(f"{field} must be a number, got {quoted(value)}", {"field": field}) from exc
+
+
+def checked_decimal(
+    value, field: str, places: int, maximum: Decimal, minimum: Decimal = Decimal(0)
+) -> Decimal:
+    """`parse_decimal`, then within [minimum, maximum] and at most `places` decimals, as the column
+    holds it: checked here, before any database sees it ("1e-16384" is a 500 on PostgreSQL, a
+    silent 0 on SQLite; a fourth decimal would be rounded away by one and kept by the other)."""
+    number = parse_decimal(value, field)
+    if not minimum <= number <= maximum:
+        raise InvalidInput(
+            f"{field} must be from {minimum} to {maximum}, got {_short(value)}", {"field": field}
+        )
+    if number != 0 and (number.adjusted() < -places or number != number.quantize(Decimal(1).scaleb(-places))):
+        raise InvalidInput(f"{field} has at most {places} decimals, got {_short(value)}", {"field": field})
+    return number + 0  # "-0" is 0
 
 
 def canonical_quantity(value) -> str:
@@ -131,13 +162,17 @@ def convert(quantity: Decimal, unit: str | None, to_unit: str) -> Decimal:
     if dim_from != dim_to:
         raise InvalidInput(f"cannot convert {unit} to {to_unit}: this material is counted in {to_unit}")
     if abs(quantity) > MAX_QUANTITY:
-        raise InvalidInput(f"quantity {_short(quantity)} is beyond any stock this warehouse could hold")
+        raise InvalidInput(
+            f"quantity {_short(quantity)} is beyond any stock this warehouse could hold",
+            {"field": "quantity"},
+        )
     # Far below a thousandth of any unit (1e-999999): refused before any arithmetic, which would
     # underflow to 0 and book nothing, or a stocktake of 0.
     if quantity != 0 and quantity.adjusted() < -12:
         raise InvalidInput(
-            f"{_short(quantity)} {unit or to_unit} is less than 0.001 {to_unit}: "
-            f"quantities have at most 3 decimals in {to_unit}"
+            f"quantity {_short(quantity)} {unit or to_unit} is less than 0.001 {to_unit}: "
+            f"quantities have at most 3 decimals in {to_unit}",
+            {"field": "quantity"},
         )
     exact = quantity * f_from / f_to
     converted = exact.quantize(QUANTUM, rounding=ROUND_HALF_UP)
@@ -145,7 +180,9 @@ def convert(quantity: Decimal, unit: str | None, to_unit: str) -> Decimal:
         asked = f"{_short(quantity)} {unit or to_unit}"
         if source != target:
             asked += f" is {_short(f'{exact.normalize():f}')} {to_unit}"
-        raise InvalidInput(f"{asked}: quantities have at most 3 decimals in {to_unit}")
+        raise InvalidInput(
+            f"quantity {asked}: quantities have at most 3 decimals in {to_unit}", {"field": "quantity"}
+        )
     return converted
 
 

@@ -9,7 +9,6 @@ one are the same HTML. The overview and sign-off pages add their routes to this 
 from __future__ import annotations
 
 from datetime import timedelta
-from decimal import Decimal, InvalidOperation
 from urllib.parse import urlparse
 
 from flask import (
@@ -42,6 +41,7 @@ from inventory_ai.models import (
 )
 from inventory_ai.services import approvals, clock, conversations, shown, sites
 from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
+from inventory_ai.services.units import parse_quantity
 from inventory_ai.text import language_of
 from inventory_ai.web import bp
 from inventory_ai.web.answers import answer_view
@@ -412,13 +412,9 @@ def decide(message_id: str):
 
 
 def _edited_quantity(given: str | None, asked: str | None) -> dict | None:
-    """{"quantity": n} when the card's quantity was changed, else None (approve as asked)."""
+    """{"quantity": n} when the card's quantity was changed, else None (approve as asked). Read by
+    the API's own rule (units.parse_quantity, as typed): "٥", "５" or "1e1" is refused, never booked."""
     if not given or given.strip() == (asked or "").strip():
         return None
-    try:
-        quantity = Decimal(given.strip())
-    except InvalidOperation:
-        raise DomainError(f"the quantity must be a number, got {given[:40]!r}") from None
-    if not quantity.is_finite():
-        raise DomainError("the quantity must be a number")
+    quantity = parse_quantity(given, typed=True)
     return {"quantity": int(quantity) if quantity == quantity.to_integral_value() else float(quantity)}

@@ -18,10 +18,9 @@ from inventory_ai.errors import InvalidInput
 from inventory_ai.extensions import db
 from inventory_ai.models import MOVEMENT_TYPES, Material, PurchaseRequest, StockLevel, StockMovement
 from inventory_ai.services import bookings, ledger, materials, purchasing
-from inventory_ai.services.bookings import BookingSchema
+from inventory_ai.services.bookings import BookingSchema, DecimalIn
 from inventory_ai.services.catalog import find_category, find_material, find_warehouse
 from inventory_ai.services.materials import MATERIAL_CODE_AS_TYPED, UNITS
-from inventory_ai.services.units import DECIMAL_TEXT
 
 # A client's key, stored in the caller's own namespace (ledger.client_key: api:<user>/<key>): no
 # character the ledger uses to build keys (the "/" after the user, the "#in" of a transfer's row).
@@ -31,9 +30,6 @@ blp = Blueprint(
     "admin_catalog", __name__, url_prefix="/api/v1/admin", description="Admin: materials and stock"
 )
 admins_only(blp)
-
-# Decimal input: a string (exact) or a number; ranges are the services' rules.
-DECIMAL_IN = {"type": "string", "format": "decimal", "pattern": f"^{DECIMAL_TEXT.pattern}$"}
 
 
 class MaterialSchema(Schema):
@@ -61,8 +57,8 @@ class MaterialCreateSchema(Schema):
     spec = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=200))
     category = fields.String(required=True, validate=validate.Length(min=1, max=100))
     supplier = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=200))
-    reorder_point = fields.Decimal(load_default=0, metadata=DECIMAL_IN)
-    unit_cost = fields.Decimal(load_default=0, metadata=DECIMAL_IN)
+    reorder_point = DecimalIn(3, load_default=0)
+    unit_cost = DecimalIn(4, load_default=0)
 
 
 class MaterialUpdateSchema(Schema):
@@ -72,8 +68,8 @@ class MaterialUpdateSchema(Schema):
     spec = fields.String(allow_none=True, validate=validate.Length(max=200))
     category = fields.String(validate=validate.Length(min=1, max=100))
     supplier = fields.String(allow_none=True, validate=validate.Length(max=200))
-    reorder_point = fields.Decimal(metadata=DECIMAL_IN)
-    unit_cost = fields.Decimal(metadata=DECIMAL_IN)
+    reorder_point = DecimalIn(3)
+    unit_cost = DecimalIn(4)
     active = fields.Boolean()
 
 

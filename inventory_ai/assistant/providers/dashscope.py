@@ -53,6 +53,7 @@ from inventory_ai.assistant.types import (
 )
 from inventory_ai.logging import get_logger, scrub
 from inventory_ai.observability import BREAKER_OPEN
+from inventory_ai.redis_fallback import DOWN, HEALTH, redis_options, with_fallback
 
 log = get_logger(__name__)
 
@@ -162,25 +163,78 @@ class ModelBreaker:
             BREAKER_OPEN.set(1 if self.state == pybreaker.STATE_OPEN else 0)
 
 
-def shared_breaker(redis_url: str | None, model: str = "") -> ModelBreaker:
+def shared_breaker(redis_url: str | None, model: str = "") -> ModelBreaker | FallbackBreaker:
     """One breaker per model: a throttled qwen-plus must not keep its fallback qwen-turbo from answering."""
     namespace = "inventory_ai:dashscope" + (f":{model}" if model else "")
     if redis_url:
-        import redis
+        return FallbackBreaker(redis_url, namespace)
+    return _process_breaker()
 
-        client = redis.Redis.from_url(redis_url)
-        storage = pybreaker.CircuitRedisStorage(pybreaker.STATE_CLOSED, client, namespace=namespace)
-        breaker = pybreaker.CircuitBreaker(
-            fail_max=FAIL_MAX,
-            reset_timeout=RESET_TIMEOUT,
-            state_storage=storage,
-            throw_new_error_on_trip=False,
-        )
-        return ModelBreaker(breaker, TrialGate(client, key=f"{namespace}:trial"))
+
+def _process_breaker() -> ModelBreaker:
     breaker = pybreaker.CircuitBreaker(
         fail_max=FAIL_MAX, reset_timeout=RESET_TIMEOUT, throw_new_error_on_trip=False
     )
     return ModelBreaker(breaker, TrialGate())
+
+
+class FallbackBreaker:
+    """The breaker in Redis, shared by every process, while Redis answers; this process's own while
+    it does not (redis_fallback.py). The Redis one is made at its first use, so a process can start
+    while Redis is down."""
+
+    def __init__(self, redis_url: str, namespace: str):
+        import redis
+
+        self._client = redis.Redis.from_url(redis_url, **redis_options())
+        self._namespace = namespace
+        self._shared: ModelBreaker | None = None
+        self.local = _process_breaker()
+
+    def _shared_breaker(self) -> ModelBreaker:
+        self._client.ping()  # raises while Redis is down: pybreaker's storage would swallow it
+        if self._shared is None:
+            storage = pybreaker.CircuitRedisStorage(
+                pybreaker.STATE_CLOSED, self._client, namespace=self._namespace
+            )
+            breaker = pybreaker.CircuitBreaker(
+                fail_max=FAIL_MAX,
+                reset_timeout=RESET_TIMEOUT,
+                state_storage=storage,
+                throw_new_error_on_trip=False,
+            )
+            self._shared = ModelBreaker(breaker, TrialGate(self._client, key=f"{self._namespace}:trial"))
+        return self._shared
+
+    def _active(self) -> ModelBreaker:
+        return with_fallback(self._shared_breaker, lambda: self.local, "breaker")
+
+    @property
+    def breaker(self) -> pybreaker.CircuitBreaker:
+        return self._active().breaker
+
+    @property
+    def state(self) -> str:
+        return self._active().state
+
+    def retry_after(self) -> int:
+        return self._active().retry_after()
+
+    def before_call(self) -> bool:
+        active = self._active()
+        try:
+            return active.before_call()
+        except DOWN as exc:  # Redis went between the look and the trial's gate
+            HEALTH.failed(exc, "breaker")
+            return self.local.before_call()
+
+    def record(self, error: Exception | None, trial: bool) -> None:
+        active = self._active()
+        try:
+            active.record(error, trial)
+        except DOWN as exc:
+            HEALTH.failed(exc, "breaker")
+            self.local.record(error, trial)
 
 
 POOL_CONNECTIONS = 64  # kept open for reuse, per process; at gunicorn's 64 threads no call waits
