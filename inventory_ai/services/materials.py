@@ -16,6 +16,7 @@ from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
 from inventory_ai.models import Category, Material, Supplier
 from inventory_ai.services.search import index_material
+from inventory_ai.services.stock_totals import lock_for_material_change
 from inventory_ai.services.units import MAX_QUANTITY
 
 UNITS = ("kg", "g", "L", "mL", "pcs")
@@ -24,6 +25,8 @@ MATERIAL_CODE = re.compile(r"^[A-Z][A-Z0-9-]{1,31}$")  # checked after upper-cas
 MATERIAL_CODE_AS_TYPED = MATERIAL_CODE.pattern.replace("[A-Z]", "[A-Za-z]").replace(
     "[A-Z0-9-]", "[A-Za-z0-9-]"
 )
+# What the stock triggers (migration 0017) read of a material: changing one moves its stock shares.
+STOCK_FIELDS = {"reorder_point", "unit_cost", "category_id", "active"}
 FIELDS = ("code", "name_zh", "name_en", "unit", "spec", "category", "supplier", "reorder_point", "unit_cost")
 
 
@@ -139,6 +142,10 @@ def update_material(session: Session, code: str, data: dict[str, Any]) -> Materi
         raise InvalidInput("a material's code cannot change: the ledger refers to it")
     clean, errors = validate_fields(session, {k: v for k, v in data.items() if k != "code"}, partial=True)
     _raise(errors)
+    if STOCK_FIELDS & (clean.keys() | data.keys()):  # the stock triggers will move its shares
+        lock_for_material_change(
+            session, material.id, {material.category_id, clean.get("category_id") or material.category_id}
+        )
     for key, value in clean.items():
         setattr(material, key, value)
     if "active" in data:
@@ -154,6 +161,7 @@ def deactivate_material(session: Session, code: str) -> Material:
     """Materials are never deleted: the ledger keeps referring to them. They stop being found."""
     begin_write(session)
     material = get_material(session, code)
+    lock_for_material_change(session, material.id, {material.category_id})
     material.active = False
     session.commit()
     return material

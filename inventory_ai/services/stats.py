@@ -9,7 +9,8 @@ from decimal import Decimal
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from inventory_ai.models import Category, Material, StockLevel, StockMovement, Warehouse
+from inventory_ai.models import Category, Material, StockLevel, StockMovement, StockTotal, Warehouse
+from inventory_ai.models.inventory import ALL_WAREHOUSES
 from inventory_ai.services import clock
 from inventory_ai.services.units import fmt_quantity
 
@@ -26,71 +27,85 @@ def _money(value) -> str:
     return str(Decimal(value or 0).quantize(Decimal("0.01")))
 
 
-def inventory_stats(session: Session, scope: Scope) -> dict:
-    level_filter = [Material.active.is_(True)]
+def _totals_filter(scope: Scope, everywhere: bool) -> list:
+    """Which stock_totals rows a scope reads: one warehouse's, every warehouse's one by one, or the
+    all-warehouses rows (a material counted once, whichever warehouses hold it)."""
     if scope.warehouse_id is not None:
-        level_filter.append(StockLevel.warehouse_id == scope.warehouse_id)
+        where = [StockTotal.warehouse_id == scope.warehouse_id]
+    elif everywhere:
+        where = [StockTotal.warehouse_id == ALL_WAREHOUSES]
+    else:
+        where = [StockTotal.warehouse_id != ALL_WAREHOUSES]
     if scope.category_id is not None:
-        level_filter.append(Material.category_id == scope.category_id)
-    value = func.sum(StockLevel.quantity * Material.unit_cost)
+        where.append(StockTotal.category_id == scope.category_id)
+    return where
 
-    def grouped(name_col, join_model, join_on) -> list[tuple]:
+
+def inventory_stats(session: Session, scope: Scope) -> dict:
+    """Read from stock_totals (a row per warehouse and category, kept by the database with every
+    stock write), never by aggregating the stock levels: the same figures at any catalogue size."""
+    count, value = func.sum(StockTotal.materials_in_stock), func.sum(StockTotal.value)
+
+    def grouped(name_col, key_col, everywhere: bool) -> list[tuple]:
         return session.execute(
-            select(name_col, func.count(func.distinct(Material.id)), value)
-            .select_from(StockLevel)
-            .join(Material, Material.id == StockLevel.material_id)
-            .join(join_model, join_on)
-            .where(*level_filter, StockLevel.quantity > 0)
+            select(name_col, count, value)
+            .join_from(StockTotal, name_col.class_, name_col.class_.id == key_col)
+            .where(*_totals_filter(scope, everywhere))
             .group_by(name_col)
-            .order_by(value.desc())
+            .having(count > 0)
+            .order_by(value.desc(), name_col)
         ).all()
 
     by_warehouse = [
-        {"warehouse": name, "materials": count, "value_cny": _money(v)}
-        for name, count, v in grouped(Warehouse.name_zh, Warehouse, Warehouse.id == StockLevel.warehouse_id)
+        {"warehouse": name, "materials": n, "value_cny": _money(v)}
+        for name, n, v in grouped(Warehouse.name_zh, StockTotal.warehouse_id, False)
     ]
     by_category = [
-        {"category": name, "materials": count, "value_cny": _money(v)}
-        for name, count, v in grouped(Category.name_zh, Category, Category.id == Material.category_id)
+        {"category": name, "materials": n, "value_cny": _money(v)}
+        for name, n, v in grouped(Category.name_zh, StockTotal.category_id, True)
     ]
     total_value = sum((Decimal(r["value_cny"]) for r in by_warehouse), ZERO)
-    low = low_stock(session, scope, limit=0)
     return {
-        "materials_in_stock": session.scalar(
-            select(func.count(func.distinct(Material.id)))
-            .select_from(StockLevel)
-            .join(Material, Material.id == StockLevel.material_id)
-            .where(*level_filter, StockLevel.quantity > 0)
-        ),
+        # A material is in one category: the categories' counts add up to the distinct materials.
+        "materials_in_stock": sum(r["materials"] for r in by_category),
         "total_value_cny": str(total_value.quantize(Decimal("0.01"))),
-        "below_reorder_point": low["total"],
+        "below_reorder_point": _below_count(session, scope),
         "by_warehouse": by_warehouse,
         "by_category": by_category,
     }
 
 
+def _below_count(session: Session, scope: Scope) -> int:
+    return int(
+        session.scalar(
+            select(func.coalesce(func.sum(StockTotal.below_reorder), 0)).where(*_totals_filter(scope, True))
+        )
+    )
+
+
 def low_stock(session: Session, scope: Scope, limit: int = 20) -> dict:
-    """Materials whose stock (in the warehouse, or in all of them) is below the reorder point."""
-    on_hand = func.coalesce(func.sum(StockLevel.quantity), 0)
-    stmt = select(Material, on_hand.label("on_hand"))
+    """Materials whose stock (in the warehouse, or in all of them) is below the reorder point, most
+    urgent first (the smallest share of the reorder point left): the first `limit` read in the order
+    of an index on that share (`low_ratio`, kept by the database), the total from stock_totals."""
+    total = _below_count(session, scope)
+    if not limit:
+        return {"total": total, "items": []}
     if scope.warehouse_id is not None:
         # Only what this warehouse stocks: a cold-store item is not "low" in the packaging store.
-        stmt = stmt.join(
-            StockLevel,
-            (StockLevel.material_id == Material.id) & (StockLevel.warehouse_id == scope.warehouse_id),
+        stmt = (
+            select(Material, StockLevel.quantity)
+            .join_from(StockLevel, Material, Material.id == StockLevel.material_id)
+            .where(StockLevel.warehouse_id == scope.warehouse_id, StockLevel.low_ratio.is_not(None))
+            .order_by(StockLevel.low_ratio, StockLevel.material_id)
         )
     else:
-        stmt = stmt.outerjoin(StockLevel, StockLevel.material_id == Material.id)
-    stmt = (
-        stmt.where(Material.active.is_(True), Material.reorder_point > 0)
-        .group_by(Material.id)
-        .having(on_hand < Material.reorder_point)
-    )
+        stmt = (
+            select(Material, Material.on_hand)
+            .where(Material.low_ratio.is_not(None))
+            .order_by(Material.low_ratio, Material.code)
+        )
     if scope.category_id is not None:
         stmt = stmt.where(Material.category_id == scope.category_id)
-    rows = session.execute(stmt).all()
-    # Most urgent first: the smallest share of the reorder point left.
-    rows.sort(key=lambda r: (Decimal(r.on_hand) / r[0].reorder_point, r[0].code))
     items = [
         {
             "code": m.code,
@@ -101,9 +116,9 @@ def low_stock(session: Session, scope: Scope, limit: int = 20) -> dict:
             "shortfall": fmt_quantity(m.reorder_point - Decimal(q)),
             "unit": m.unit,
         }
-        for m, q in (rows[:limit] if limit else [])
+        for m, q in session.execute(stmt.limit(limit)).all()
     ]
-    return {"total": len(rows), "items": items}
+    return {"total": total, "items": items}
 
 
 def stock_levels_of(session: Session, material_id: int) -> list[dict]:

@@ -47,7 +47,8 @@ VOCABULARY_SECONDS = 120.0  # the catalogue's words are read again this often (n
 
 
 def catalogue_words(session: Session, aliases: dict[str, list[tuple[str, str]]]) -> Vocabulary:
-    version = tuple(session.execute(select(func.count(), func.max(Material.updated_at))).one())
+    # Two index lookups (materials are never deleted: a new one raises the id, a change updated_at).
+    version = tuple(session.execute(select(func.max(Material.id), func.max(Material.updated_at))).one())
     key = f"{session.get_bind().url}|{version}"
     known = _VOCABULARY.get(key)
     if known is not None and time.monotonic() - known.loaded_at < VOCABULARY_SECONDS:
