@@ -190,6 +190,8 @@ class StockMovement(db.Model):
         ),
         Index("ix_stock_movements_material_created", "material_id", "created_at"),
         Index("ix_stock_movements_warehouse_created", "warehouse_id", "created_at"),
+        # A period's totals in and out (services/stats.movements) from the index alone.
+        Index("ix_stock_movements_created_quantity", "created_at", "quantity"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

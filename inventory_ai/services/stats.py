@@ -7,7 +7,7 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from sqlalchemy import case, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from inventory_ai.models import Category, Material, StockLevel, StockMovement, StockTotal, Warehouse
 from inventory_ai.models.inventory import ALL_WAREHOUSES
@@ -131,6 +131,14 @@ def stock_levels_of(session: Session, material_id: int) -> list[dict]:
     return [{"warehouse": name, "quantity": qty} for name, qty in rows]
 
 
+# What a movement row shows (movement_row): loaded with the page in two queries, not two per row.
+MOVEMENT_NAMES = (
+    selectinload(StockMovement.material),
+    selectinload(StockMovement.warehouse),
+    selectinload(StockMovement.counterpart_warehouse),
+)
+
+
 @dataclass
 class MovementFilter:
     material_id: int | None = None
@@ -170,6 +178,7 @@ def movements(session: Session, flt: MovementFilter, limit: int = 20, offset: in
         .order_by(StockMovement.created_at.desc(), StockMovement.id.desc())
         .limit(limit)
         .offset(offset)
+        .options(*MOVEMENT_NAMES)
     ).all()
     return {
         "total": totals[0],

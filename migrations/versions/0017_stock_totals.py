@@ -219,12 +219,14 @@ def upgrade():
         batch_op.create_index(
             "ix_stock_levels_warehouse_low_ratio", ["warehouse_id", "low_ratio", "material_id"], unique=False
         )
+    op.create_index("ix_stock_movements_created_quantity", "stock_movements", ["created_at", "quantity"])
     backfill()
     create_triggers()
 
 
 def downgrade():
     drop_triggers()
+    op.drop_index("ix_stock_movements_created_quantity", table_name="stock_movements")
     op.drop_index("ix_stock_levels_warehouse_low_ratio", table_name="stock_levels")
     op.drop_index("ix_materials_category_low_ratio_code", table_name="materials")
     op.drop_index("ix_materials_low_ratio_code", table_name="materials")
