@@ -7,7 +7,7 @@
     .venv/bin/python bench/scale.py sqlite --reuse /tmp/iai-scale-x/scale_100000.db  # a kept SQLite file
 
 For each size a fresh database (SQLite in a temporary folder; PostgreSQL `inv_scale_<size>`) is
-migrated and filled in a child process: bench/search.py's generated materials (reorder point 10), one
+migrated and filled in a child process (SCALE_DB_PREFIX names the PostgreSQL databases otherwise): bench/search.py's generated materials (reorder point 10), one
 stock level each (a tenth in two warehouses), `--below` of them (default 0.9) below the reorder point,
 and one inbound movement per level spread over the last year. Then another child process (so its
 peak RSS is the reading worker's, not the filler's) calls:
@@ -46,8 +46,11 @@ HERE = Path(__file__).resolve()
 PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 
+PREFIX = os.environ.get("SCALE_DB_PREFIX", "inv_scale")  # two runs at once: a prefix each
+
+
 def pg_url(size: int) -> str:
-    return f"postgresql+psycopg://postgres@127.0.0.1:5432/inv_scale_{size}"
+    return f"postgresql+psycopg://postgres@127.0.0.1:5432/{PREFIX}_{size}"
 
 
 def fresh_database(kind: str, size: int) -> str:
@@ -56,8 +59,8 @@ def fresh_database(kind: str, size: int) -> str:
         return f"sqlite:///{folder}/scale_{size}.db"
     admin = create_engine(PG_ADMIN, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "inv_scale_{size}" WITH (FORCE)'))
-        conn.execute(text(f'CREATE DATABASE "inv_scale_{size}"'))
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{PREFIX}_{size}" WITH (FORCE)'))
+        conn.execute(text(f'CREATE DATABASE "{PREFIX}_{size}"'))
     admin.dispose()
     return pg_url(size)
 
