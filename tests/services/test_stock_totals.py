@@ -4,6 +4,7 @@ After every kind of write they equal what aggregating the stock levels gives, on
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from decimal import Decimal
 
@@ -74,9 +75,11 @@ def assert_kept_right(session) -> None:
             assert m.low_ratio == pytest.approx(float(m.on_hand / m.reorder_point))
 
 
-def booking(movement_type: str, quantity: str, material: str = "M001", **more) -> None:
+def booking(
+    movement_type: str, quantity: str, material: str = "M001", warehouse: str = "主仓库", **more
+) -> None:
     arguments = dict(
-        material=material, warehouse="主仓库", movement_type=movement_type, quantity=quantity, unit="kg",
+        material=material, warehouse=warehouse, movement_type=movement_type, quantity=quantity, unit="kg",
         reason="test", **more,
     )  # fmt: skip
     book(db.engine, bookings.load(arguments, None, None))
@@ -176,3 +179,41 @@ def test_the_figures_read_from_the_kept_rows_match_the_levels(app, session):
     one = stats.inventory_stats(session, stats.Scope(category_id=flour.id))
     assert one["materials_in_stock"] == expected.get((0, flour.id), (0, 0, 0))[0]
     assert [r["category"] for r in one["by_category"]] == [flour.name_zh]
+
+
+def test_opposite_transfers_in_one_category_at_once_all_book(app, session):
+    """Transfers of two materials of one category in opposite directions, at once: both change the
+    same totals rows (both warehouses', all warehouses'); every booking goes through and the figures
+    stay right. (A booking takes those rows in one order, services/stock_totals.py; this run did not
+    deadlock without that either, so it guards the outcome, not the order.)"""
+    flour = find_category(session, "FL")
+    first, second = session.scalars(
+        select(Material.code).where(Material.category_id == flour.id).order_by(Material.code).limit(2)
+    ).all()
+    for code, place in ((first, "主仓库"), (second, "冷库")):
+        book(db.engine, bookings.load(dict(material=code, warehouse=place, movement_type="inbound",
+                                           quantity="100", unit="kg", reason="test"), None, None))  # fmt: skip
+    errors: list[BaseException] = []
+    start = threading.Barrier(2)
+    engine = db.engine
+
+    def worker(code: str, source: str, target: str) -> None:
+        start.wait()
+        for _ in range(10):
+            arguments = dict(material=code, warehouse=source, movement_type="transfer", quantity="1", unit="kg",
+                             to_warehouse=target, reason="test")  # fmt: skip
+            try:
+                book(engine, bookings.load(arguments, None, None))
+            except BaseException as exc:  # noqa: BLE001 - every failure is the test's finding
+                errors.append(exc)
+
+    threads = [
+        threading.Thread(target=worker, args=(first, "主仓库", "WH02")),
+        threading.Thread(target=worker, args=(second, "冷库", "WH01")),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert errors == []
+    assert_kept_right(session)
