@@ -27,7 +27,7 @@ from inventory_ai import create_app
 from inventory_ai.config import config_for_tests
 from inventory_ai.extensions import db
 from inventory_ai.models import Category, Material, MaterialSearchTerm, Supplier
-from inventory_ai.services.search import material_terms, search_materials
+from inventory_ai.services.search import NAME, material_terms, search_materials
 from inventory_ai.services.seeding import seed
 
 BRANDS = [
@@ -68,7 +68,9 @@ def database_url(kind: str, size: int) -> str:
         folder = tempfile.mkdtemp(prefix="iai-search-")
         return f"sqlite:///{folder}/search_{size}.db"
     name = f"iai_bench_search_{size}"
-    admin = create_engine("postgresql+psycopg://postgres@127.0.0.1:5432/test", isolation_level="AUTOCOMMIT")
+    admin = create_engine(
+        "postgresql+psycopg://postgres@127.0.0.1:5432/postgres", isolation_level="AUTOCOMMIT"
+    )
     with admin.connect() as conn:
         conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         conn.execute(text(f'CREATE DATABASE "{name}"'))
@@ -76,8 +78,11 @@ def database_url(kind: str, size: int) -> str:
     return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
 
 
-def fill(size: int) -> None:
+def fill(size: int, analyze: bool = True) -> None:
     session = db.session
+    # Names repeat every len(base) x 20 brands x 6 packs materials: their terms are worked out once
+    # per name (the code's own term is added per material), which makes the fill ~10x faster.
+    known_terms: dict[tuple, set] = {}
     seed(session, "bench-password")
     base = session.scalars(select(Material).order_by(Material.id)).all()
     categories = {c.id: c for c in session.scalars(select(Category))}
@@ -125,9 +130,16 @@ def fill(size: int) -> None:
                     )
                 }
             )
+            shape = (m.name_zh, m.name_en, m.spec, m.category_id, m.supplier_id)
+            if shape not in known_terms:
+                code = m.code
+                m.code = ""
+                named = material_terms(m, categories[m.category_id], suppliers.get(m.supplier_id))
+                known_terms[shape] = named - {("", NAME)}
+                m.code = code
             terms += [
                 {"term": t, "field": f, "material_id": next_id}
-                for t, f in material_terms(m, categories[m.category_id], suppliers.get(m.supplier_id))
+                for t, f in known_terms[shape] | {(m.code.lower(), NAME)}
             ]
             next_id += 1
             made += 1
@@ -135,6 +147,8 @@ def fill(size: int) -> None:
         session.execute(insert(MaterialSearchTerm), terms)
         session.commit()
     session.commit()
+    if not analyze:
+        return
     if db.engine.dialect.name == "postgresql":
         # The steady state autovacuum leaves: statistics, and a visibility map for index-only scans.
         with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:

@@ -24,6 +24,7 @@ from inventory_ai.models.inventory import (
     PurchaseRequestStatus,
     StockLevel,
     StockMovement,
+    StockTotal,
     Supplier,
     Warehouse,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "SignoffStatus",
     "StockLevel",
     "StockMovement",
+    "StockTotal",
     "Supplier",
     "ToolCallRecord",
     "ToolRound",

@@ -6,7 +6,16 @@ from datetime import date, datetime
 from decimal import Decimal
 from enum import StrEnum
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import (
+    CheckConstraint,
+    FetchedValue,
+    ForeignKey,
+    Index,
+    Numeric,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inventory_ai.extensions import db
@@ -74,6 +83,9 @@ class Material(db.Model):
     __table_args__ = (
         CheckConstraint("reorder_point >= 0", name="reorder_point_non_negative"),
         CheckConstraint("unit_cost >= 0", name="unit_cost_non_negative"),
+        # Low stock, most urgent first, without aggregating the levels (services/stats.low_stock).
+        Index("ix_materials_low_ratio_code", "low_ratio", "code"),
+        Index("ix_materials_category_low_ratio_code", "category_id", "low_ratio", "code"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -90,7 +102,14 @@ class Material(db.Model):
     unit_cost: Mapped[Money] = mapped_column(default=Decimal("0"))
     active: Mapped[bool] = mapped_column(default=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow, index=True)
+    # Kept by the database's triggers (migration 0017), never written here: the sum of the material's
+    # stock levels, and on hand / reorder point while it is below a reorder point above zero and the
+    # material is active (NULL otherwise), so "what is low" is an index range.
+    on_hand: Mapped[Quantity] = mapped_column(server_default="0", server_onupdate=FetchedValue())
+    low_ratio: Mapped[float | None] = mapped_column(
+        server_default=FetchedValue(), server_onupdate=FetchedValue()
+    )
 
     category: Mapped[Category] = relationship()
     supplier: Mapped[Supplier | None] = relationship()
@@ -120,6 +139,7 @@ class StockLevel(db.Model):
         UniqueConstraint("material_id", "warehouse_id", name="uq_stock_levels_material_warehouse"),
         CheckConstraint("quantity >= 0", name="quantity_non_negative"),
         Index("ix_stock_levels_warehouse_material", "warehouse_id", "material_id"),
+        Index("ix_stock_levels_warehouse_low_ratio", "warehouse_id", "low_ratio", "material_id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -127,9 +147,31 @@ class StockLevel(db.Model):
     warehouse_id: Mapped[int] = mapped_column(ForeignKey("warehouses.id"))
     quantity: Mapped[Quantity] = mapped_column(default=Decimal("0"))
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    # Kept by the triggers: quantity / the material's reorder point while below it (as Material.low_ratio).
+    low_ratio: Mapped[float | None] = mapped_column(
+        server_default=FetchedValue(), server_onupdate=FetchedValue()
+    )
 
     material: Mapped[Material] = relationship(back_populates="levels")
     warehouse: Mapped[Warehouse] = relationship()
+
+
+class StockTotal(db.Model):
+    """Per warehouse and category: materials in stock, their value, how many are below the reorder
+    point. Kept by the database's triggers in the transaction of every write to a stock level or a
+    material (migration 0017); `warehouse_id` 0 is all warehouses, a material counted once by its
+    total on hand. Statistics and low stock's total read these few rows instead of every level."""
+
+    __tablename__ = "stock_totals"
+
+    warehouse_id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    category_id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    materials_in_stock: Mapped[int]
+    value: Mapped[Decimal] = mapped_column(Numeric(32, 7))
+    below_reorder: Mapped[int]
+
+
+ALL_WAREHOUSES = 0  # StockTotal.warehouse_id of the all-warehouses rows
 
 
 class StockMovement(db.Model):
@@ -148,6 +190,8 @@ class StockMovement(db.Model):
         ),
         Index("ix_stock_movements_material_created", "material_id", "created_at"),
         Index("ix_stock_movements_warehouse_created", "warehouse_id", "created_at"),
+        # A period's totals in and out (services/stats.movements) from the index alone.
+        Index("ix_stock_movements_created_quantity", "created_at", "quantity"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -28,9 +28,11 @@ from inventory_ai.models import (
     StockMovement,
     Warehouse,
 )
+from inventory_ai.models.inventory import ALL_WAREHOUSES
 from inventory_ai.services import shown
 from inventory_ai.services.bookings import BookingRequest
 from inventory_ai.services.catalog import find_material, find_warehouse
+from inventory_ai.services.stock_totals import lock_totals
 from inventory_ai.services.units import (
     MAX_LEVEL,
     convert,
@@ -177,6 +179,8 @@ def _book(engine: Engine, request: BookingRequest) -> Booking:
                 return replay
         material, warehouse, target, quantity = validate(session, request)
         levels = _lock_levels(session, material.id, [w.id for w in (warehouse, target) if w is not None])
+        # The totals the levels' triggers will update, taken in one order (no deadlock between bookings).
+        lock_totals(session, [(w, material.category_id) for w in (ALL_WAREHOUSES, *levels)])
         source = levels[warehouse.id]
         movement_type = request.movement_type
         if movement_type == "inbound":

@@ -16,6 +16,7 @@ from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
 from inventory_ai.models import Category, Material, Supplier
 from inventory_ai.services.search import index_material
+from inventory_ai.services.stock_totals import lock_for_material_change
 from inventory_ai.services.units import MAX_QUANTITY, checked_decimal
 
 UNITS = ("kg", "g", "L", "mL", "pcs")
@@ -26,6 +27,8 @@ MATERIAL_CODE_AS_TYPED = MATERIAL_CODE.pattern.replace("[A-Z]", "[A-Za-z]").repl
 )
 # Decimals each column keeps (models.base QUANTITY, MONEY).
 PLACES = {"reorder_point": 3, "unit_cost": 4}
+# What the stock triggers (migration 0017) read of a material: changing one moves its stock shares.
+STOCK_FIELDS = {"reorder_point", "unit_cost", "category_id", "active"}
 FIELDS = ("code", "name_zh", "name_en", "unit", "spec", "category", "supplier", "reorder_point", "unit_cost")
 
 
@@ -137,6 +140,10 @@ def update_material(session: Session, code: str, data: dict[str, Any]) -> Materi
         raise InvalidInput("a material's code cannot change: the ledger refers to it")
     clean, errors = validate_fields(session, {k: v for k, v in data.items() if k != "code"}, partial=True)
     _raise(errors)
+    if STOCK_FIELDS & (clean.keys() | data.keys()):  # the stock triggers will move its shares
+        lock_for_material_change(
+            session, material.id, {material.category_id, clean.get("category_id") or material.category_id}
+        )
     for key, value in clean.items():
         setattr(material, key, value)
     if "active" in data:
@@ -152,6 +159,7 @@ def deactivate_material(session: Session, code: str) -> Material:
     """Materials are never deleted: the ledger keeps referring to them. They stop being found."""
     begin_write(session)
     material = get_material(session, code)
+    lock_for_material_change(session, material.id, {material.category_id})
     material.active = False
     session.commit()
     return material

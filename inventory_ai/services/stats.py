@@ -7,14 +7,16 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from sqlalchemy import and_, case, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
-from inventory_ai.models import Category, Material, StockLevel, StockMovement, Warehouse
+from inventory_ai.models import Category, Material, StockLevel, StockMovement, StockTotal, Warehouse
+from inventory_ai.models.inventory import ALL_WAREHOUSES
 from inventory_ai.services import clock
 from inventory_ai.services.sites import Sites
 from inventory_ai.services.units import fmt_quantity
 
 ZERO = Decimal(0)
+SEVERAL = -1  # _kept_for: a person limited to several warehouses, no one warehouse asked for
 
 
 @dataclass
@@ -27,8 +29,72 @@ def _money(value) -> str:
     return str(Decimal(value or 0).quantize(Decimal("0.01")))
 
 
+def _kept_for(scope: Scope, sites: Sites) -> int | None:
+    """Which figures the database keeps answer this question: every warehouse's (None), one
+    warehouse's (its id), or none (SEVERAL: a person limited to several warehouses, or asking about
+    one outside them, is counted from the stock levels of those warehouses, exactly)."""
+    if scope.warehouse_id is not None:
+        return scope.warehouse_id if sites.allows(scope.warehouse_id) else SEVERAL
+    if sites.everywhere:
+        return None
+    return next(iter(sites.ids)) if len(sites.ids) == 1 else SEVERAL
+
+
+def _totals_filter(scope: Scope, everywhere: bool) -> list:
+    """Which stock_totals rows a scope reads: one warehouse's, every warehouse's one by one, or the
+    all-warehouses rows (a material counted once, whichever warehouses hold it)."""
+    if scope.warehouse_id is not None:
+        where = [StockTotal.warehouse_id == scope.warehouse_id]
+    elif everywhere:
+        where = [StockTotal.warehouse_id == ALL_WAREHOUSES]
+    else:
+        where = [StockTotal.warehouse_id != ALL_WAREHOUSES]
+    if scope.category_id is not None:
+        where.append(StockTotal.category_id == scope.category_id)
+    return where
+
+
 def inventory_stats(session: Session, scope: Scope, *, sites: Sites) -> dict:
-    """Counted in `sites` only: a warehouse outside them adds nothing to any total."""
+    """Counted in `sites` only: a warehouse outside them adds nothing to any total. Read from
+    stock_totals (a row per warehouse and category, kept by the database with every stock write),
+    never by aggregating the stock levels, except for a person limited to several warehouses."""
+    kept = _kept_for(scope, sites)
+    if kept == SEVERAL:
+        return _stats_counted(session, scope, sites)
+    scope = Scope(kept, scope.category_id)
+    count, value = func.sum(StockTotal.materials_in_stock), func.sum(StockTotal.value)
+
+    def grouped(name_col, key_col, everywhere: bool) -> list[tuple]:
+        return session.execute(
+            select(name_col, count, value)
+            .join_from(StockTotal, name_col.class_, name_col.class_.id == key_col)
+            .where(*_totals_filter(scope, everywhere))
+            .group_by(name_col)
+            .having(count > 0)
+            .order_by(value.desc(), name_col)
+        ).all()
+
+    by_warehouse = [
+        {"warehouse": name, "materials": n, "value_cny": _money(v)}
+        for name, n, v in grouped(Warehouse.name_zh, StockTotal.warehouse_id, False)
+    ]
+    by_category = [
+        {"category": name, "materials": n, "value_cny": _money(v)}
+        for name, n, v in grouped(Category.name_zh, StockTotal.category_id, True)
+    ]
+    total_value = sum((Decimal(r["value_cny"]) for r in by_warehouse), ZERO)
+    return {
+        # A material is in one category: the categories' counts add up to the distinct materials.
+        "materials_in_stock": sum(r["materials"] for r in by_category),
+        "total_value_cny": str(total_value.quantize(Decimal("0.01"))),
+        "below_reorder_point": _below_count(session, scope),
+        "by_warehouse": by_warehouse,
+        "by_category": by_category,
+    }
+
+
+def _stats_counted(session: Session, scope: Scope, sites: Sites) -> dict:
+    """inventory_stats from the stock levels of `sites` (a material in two of them counted once)."""
     level_filter = [Material.active.is_(True), sites.where(StockLevel.warehouse_id)]
     if scope.warehouse_id is not None:
         level_filter.append(StockLevel.warehouse_id == scope.warehouse_id)
@@ -44,7 +110,7 @@ def inventory_stats(session: Session, scope: Scope, *, sites: Sites) -> dict:
             .join(join_model, join_on)
             .where(*level_filter, StockLevel.quantity > 0)
             .group_by(name_col)
-            .order_by(value.desc())
+            .order_by(value.desc(), name_col)
         ).all()
 
     by_warehouse = [
@@ -56,7 +122,6 @@ def inventory_stats(session: Session, scope: Scope, *, sites: Sites) -> dict:
         for name, count, v in grouped(Category.name_zh, Category, Category.id == Material.category_id)
     ]
     total_value = sum((Decimal(r["value_cny"]) for r in by_warehouse), ZERO)
-    low = low_stock(session, scope, limit=0, sites=sites)
     return {
         "materials_in_stock": session.scalar(
             select(func.count(func.distinct(Material.id)))
@@ -65,28 +130,61 @@ def inventory_stats(session: Session, scope: Scope, *, sites: Sites) -> dict:
             .where(*level_filter, StockLevel.quantity > 0)
         ),
         "total_value_cny": str(total_value.quantize(Decimal("0.01"))),
-        "below_reorder_point": low["total"],
+        "below_reorder_point": _low_counted(session, scope, 0, sites)["total"],
         "by_warehouse": by_warehouse,
         "by_category": by_category,
     }
 
 
+def _below_count(session: Session, scope: Scope) -> int:
+    return int(
+        session.scalar(
+            select(func.coalesce(func.sum(StockTotal.below_reorder), 0)).where(*_totals_filter(scope, True))
+        )
+    )
+
+
 def low_stock(session: Session, scope: Scope, limit: int = 20, *, sites: Sites) -> dict:
-    """Materials whose stock (in the warehouse, or in all of `sites`) is below the reorder point."""
-    on_hand = func.coalesce(func.sum(StockLevel.quantity), 0)
-    stmt = select(Material, on_hand.label("on_hand"))
-    if scope.warehouse_id is not None or not sites.everywhere:
-        # Only what this warehouse (or these) stocks: a cold-store item is not "low" in the packaging store.
-        stmt = stmt.join(
-            StockLevel,
-            and_(
-                StockLevel.material_id == Material.id,
-                sites.where(StockLevel.warehouse_id),
-                *([StockLevel.warehouse_id == scope.warehouse_id] if scope.warehouse_id is not None else []),
-            ),
+    """Materials whose stock (in the warehouse, or in all of `sites`) is below the reorder point, most
+    urgent first (the smallest share of the reorder point left): the first `limit` read in the order
+    of an index on that share (`low_ratio`, kept by the database), the total from stock_totals."""
+    kept = _kept_for(scope, sites)
+    if kept == SEVERAL:
+        return _low_counted(session, scope, limit, sites)
+    scope = Scope(kept, scope.category_id)
+    total = _below_count(session, scope)
+    if not limit:
+        return {"total": total, "items": []}
+    if scope.warehouse_id is not None:
+        # Only what this warehouse stocks: a cold-store item is not "low" in the packaging store.
+        stmt = (
+            select(Material, StockLevel.quantity)
+            .join_from(StockLevel, Material, Material.id == StockLevel.material_id)
+            .where(StockLevel.warehouse_id == scope.warehouse_id, StockLevel.low_ratio.is_not(None))
+            .order_by(StockLevel.low_ratio, StockLevel.material_id)
         )
     else:
-        stmt = stmt.outerjoin(StockLevel, StockLevel.material_id == Material.id)
+        stmt = (
+            select(Material, Material.on_hand)
+            .where(Material.low_ratio.is_not(None))
+            .order_by(Material.low_ratio, Material.code)
+        )
+    if scope.category_id is not None:
+        stmt = stmt.where(Material.category_id == scope.category_id)
+    return {"total": total, "items": [_low_item(m, q) for m, q in session.execute(stmt.limit(limit)).all()]}
+
+
+def _low_counted(session: Session, scope: Scope, limit: int, sites: Sites) -> dict:
+    """low_stock from the stock levels of `sites`: what they stock, summed over them."""
+    on_hand = func.coalesce(func.sum(StockLevel.quantity), 0)
+    stmt = select(Material, on_hand.label("on_hand")).join(
+        StockLevel,
+        and_(
+            StockLevel.material_id == Material.id,
+            sites.where(StockLevel.warehouse_id),
+            *([StockLevel.warehouse_id == scope.warehouse_id] if scope.warehouse_id is not None else []),
+        ),
+    )
     stmt = (
         stmt.where(Material.active.is_(True), Material.reorder_point > 0)
         .group_by(Material.id)
@@ -95,21 +193,20 @@ def low_stock(session: Session, scope: Scope, limit: int = 20, *, sites: Sites) 
     if scope.category_id is not None:
         stmt = stmt.where(Material.category_id == scope.category_id)
     rows = session.execute(stmt).all()
-    # Most urgent first: the smallest share of the reorder point left.
     rows.sort(key=lambda r: (Decimal(r.on_hand) / r[0].reorder_point, r[0].code))
-    items = [
-        {
-            "code": m.code,
-            "name": m.name_zh,
-            "name_en": m.name_en,
-            "quantity": fmt_quantity(Decimal(q)),
-            "reorder_point": fmt_quantity(m.reorder_point),
-            "shortfall": fmt_quantity(m.reorder_point - Decimal(q)),
-            "unit": m.unit,
-        }
-        for m, q in (rows[:limit] if limit else [])
-    ]
-    return {"total": len(rows), "items": items}
+    return {"total": len(rows), "items": [_low_item(m, q) for m, q in (rows[:limit] if limit else [])]}
+
+
+def _low_item(m: Material, q) -> dict:
+    return {
+        "code": m.code,
+        "name": m.name_zh,
+        "name_en": m.name_en,
+        "quantity": fmt_quantity(Decimal(q)),
+        "reorder_point": fmt_quantity(m.reorder_point),
+        "shortfall": fmt_quantity(m.reorder_point - Decimal(q)),
+        "unit": m.unit,
+    }
 
 
 def stock_levels_of(session: Session, material_id: int, *, sites: Sites) -> list[dict]:
@@ -120,6 +217,14 @@ def stock_levels_of(session: Session, material_id: int, *, sites: Sites) -> list
         .order_by(Warehouse.code)
     ).all()
     return [{"warehouse": name, "quantity": qty} for name, qty in rows]
+
+
+# What a movement row shows (movement_row): loaded with the page in two queries, not two per row.
+MOVEMENT_NAMES = (
+    selectinload(StockMovement.material),
+    selectinload(StockMovement.warehouse),
+    selectinload(StockMovement.counterpart_warehouse),
+)
 
 
 @dataclass
@@ -163,6 +268,7 @@ def movements(
         .order_by(StockMovement.created_at.desc(), StockMovement.id.desc())
         .limit(limit)
         .offset(offset)
+        .options(*MOVEMENT_NAMES)
     ).all()
     return {
         "total": totals[0],

@@ -9,7 +9,8 @@ from flask import request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
-from sqlalchemy import select
+from sqlalchemy import func, select
+from sqlalchemy.orm import contains_eager, selectinload
 
 from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
 from inventory_ai.api.fields import TRACE_ID, UtcDateTime, decimal_string, to_naive_utc
@@ -17,7 +18,7 @@ from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import InvalidInput
 from inventory_ai.extensions import db
 from inventory_ai.models import MOVEMENT_TYPES, Material, PurchaseRequest, StockLevel, StockMovement
-from inventory_ai.services import bookings, ledger, materials, purchasing
+from inventory_ai.services import bookings, ledger, materials, purchasing, stats
 from inventory_ai.services.bookings import BookingSchema, DecimalIn
 from inventory_ai.services.catalog import find_category, find_material, find_warehouse
 from inventory_ai.services.materials import MATERIAL_CODE_AS_TYPED, UNITS
@@ -202,12 +203,20 @@ class Levels(MethodView):
     @blp.arguments(LevelQuery, location="query")
     @blp.response(200, page_of(LevelSchema))
     def get(self, args):
-        stmt = select(StockLevel).join(Material).order_by(Material.code, StockLevel.warehouse_id)
+        where = []
         if "material" in args:
-            stmt = stmt.where(StockLevel.material_id == find_material(db.session, args["material"]).id)
+            where.append(StockLevel.material_id == find_material(db.session, args["material"]).id)
         if "warehouse" in args:
-            stmt = stmt.where(StockLevel.warehouse_id == find_warehouse(db.session, args["warehouse"]).id)
-        return paginate(db.session, stmt, args)
+            where.append(StockLevel.warehouse_id == find_warehouse(db.session, args["warehouse"]).id)
+        stmt = (
+            select(StockLevel)
+            .join(Material)
+            .where(*where)
+            .order_by(Material.code, StockLevel.warehouse_id)
+            .options(contains_eager(StockLevel.material), selectinload(StockLevel.warehouse))
+        )
+        # Every level has its material (a foreign key): counted without the join.
+        return paginate(db.session, stmt, args, select(func.count()).select_from(StockLevel).where(*where))
 
 
 @blp.route("/stock/movements")
@@ -215,7 +224,11 @@ class Movements(MethodView):
     @blp.arguments(MovementQuery, location="query")
     @blp.response(200, page_of(MovementSchema))
     def get(self, args):
-        stmt = select(StockMovement).order_by(StockMovement.created_at.desc(), StockMovement.id.desc())
+        stmt = (
+            select(StockMovement)
+            .order_by(StockMovement.created_at.desc(), StockMovement.id.desc())
+            .options(*stats.MOVEMENT_NAMES)
+        )
         if "material" in args:
             stmt = stmt.where(StockMovement.material_id == find_material(db.session, args["material"]).id)
         if "warehouse" in args:

@@ -44,8 +44,11 @@ def page_of(schema_cls):
     return PageSchema
 
 
-def paginate(session: Session, stmt, args: dict) -> dict:
-    total = session.scalar(select(func.count()).select_from(stmt.order_by(None).subquery()))
+def paginate(session: Session, stmt, args: dict, count=None) -> dict:
+    """A page of stmt. `count` counts the same rows more cheaply where it can (without the join the
+    order needs: a million stock levels are counted in milliseconds, joined to their materials in seconds)."""
+    count = count if count is not None else select(func.count()).select_from(stmt.order_by(None).subquery())
+    total = session.scalar(count)
     page, per_page = args.get("page", 1), args.get("per_page", 50)
     items = session.scalars(stmt.limit(per_page).offset((page - 1) * per_page)).all()
     return {"items": items, "page": page, "per_page": per_page, "total": total}

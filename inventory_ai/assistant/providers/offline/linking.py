@@ -409,7 +409,9 @@ class Linker:
                 span = (group[0][1][0], group[-1][1][1])
                 if len(phrase) <= 2 and phrase not in self.aliases:
                     continue  # two letters alone ("PR", "ok") begin too many names; in pinyin, a syllable
-                if not vocabulary.may_find(phrase) and not vocabulary.may_find(text[span[0] : span[1]]):
+                if not vocabulary.may_find(phrase, self.session) and not vocabulary.may_find(
+                    text[span[0] : span[1]], self.session
+                ):
                     continue  # a word no name, spec, supplier or pinyin begins with: no query needed
                 found = self._search(phrase, span)
                 if found is None and size > 1 and phrase != (as_typed := normalise(text[span[0] : span[1]])):

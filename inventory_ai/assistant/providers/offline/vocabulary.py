@@ -6,7 +6,6 @@ query a message tells) and every VOCABULARY_SECONDS (aliases)."""
 
 from __future__ import annotations
 
-import bisect
 import re
 import time
 from dataclasses import dataclass, field
@@ -28,26 +27,30 @@ class Vocabulary:
     word_set: set[str]  # every English word of three letters or more, for plurals and run-together words
     loaded_at: float
     names_zh: str = ""  # every Chinese name, one after another (is a short name part of one?)
-    terms: list[str] = field(default_factory=list)  # the search index's ASCII terms, sorted
     sounds: dict[str, str] = field(default_factory=dict)  # pinyin -> the one name of 3+ characters it is
 
-    def may_find(self, phrase: str) -> bool:
+    def may_find(self, phrase: str, session: Session) -> bool:
         """Whether a search for this phrase can find anything: every word of it begins some term
-        of the index (the search's own rule), checked here without asking the database."""
+        of the index (the search's own rule), one index lookup a word (the index's terms are not
+        held in memory: a million materials have millions)."""
         for word in re.findall(r"[a-z0-9]+", normalise(phrase)):
             prefix = stem(word)[:MAX_TERM]
-            i = bisect.bisect_left(self.terms, prefix)
-            if i == len(self.terms) or not self.terms[i].startswith(prefix):
+            term = MaterialSearchTerm.term
+            if session.scalar(select(term).where(term >= prefix, term < prefix + "\uffff").limit(1)) is None:
                 return False
         return True
 
 
 _VOCABULARY: dict[str, Vocabulary] = {}
 VOCABULARY_SECONDS = 120.0  # the catalogue's words are read again this often (new materials)
+# At most this many names are read into memory (their characters, words and sounds, for typos and
+# homophones); a larger catalogue is linked through the search index beyond them.
+VOCABULARY_NAMES = 20_000
 
 
 def catalogue_words(session: Session, aliases: dict[str, list[tuple[str, str]]]) -> Vocabulary:
-    version = tuple(session.execute(select(func.count(), func.max(Material.updated_at))).one())
+    # Two index lookups (materials are never deleted: a new one raises the id, a change updated_at).
+    version = tuple(session.execute(select(func.max(Material.id), func.max(Material.updated_at))).one())
     key = f"{session.get_bind().url}|{version}"
     known = _VOCABULARY.get(key)
     if known is not None and time.monotonic() - known.loaded_at < VOCABULARY_SECONDS:
@@ -57,7 +60,7 @@ def catalogue_words(session: Session, aliases: dict[str, list[tuple[str, str]]])
     words: set[str] = set()
     names_zh: list[str] = []
     for name_zh, name_en in session.execute(
-        select(Material.name_zh, Material.name_en).where(Material.active.is_(True))
+        select(Material.name_zh, Material.name_en).where(Material.active.is_(True)).limit(VOCABULARY_NAMES)
     ):
         names_zh.append(name_zh)
         chars |= set(name_zh)
@@ -66,7 +69,6 @@ def catalogue_words(session: Session, aliases: dict[str, list[tuple[str, str]]])
         chars |= set(phrase)
         words |= set(re.findall(r"[a-z][a-z0-9]{2,}", phrase))
     words |= {w[:-3] + "y" for w in words if w.endswith("ies")}  # a typo of "cranberry" is near it
-    terms = sorted(t for t in session.scalars(select(MaterialSearchTerm.term).distinct()) if t.isascii())
     sounds: dict[str, list[str]] = {}
     for name in names_zh:
         if len(name) >= 3:
@@ -77,7 +79,6 @@ def catalogue_words(session: Session, aliases: dict[str, list[tuple[str, str]]])
         words,
         time.monotonic(),
         "|".join(names_zh),
-        terms,
         {sound: names[0] for sound, names in sounds.items() if len(names) == 1},
     )
     return known
