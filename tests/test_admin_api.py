@@ -224,7 +224,8 @@ def test_material_validation(client, admin):
         "/api/v1/admin/materials", json={**NEW, "reorder_point": "-1", "unit_cost": "1e20"}, headers=admin
     )
     assert negative.status_code == 422
-    assert set(negative.json["error"]["details"]["fields"]) == {"reorder_point", "unit_cost"}
+    # Checked by the schema now (units.checked_decimal), before the service: each field named.
+    assert set(negative.json["error"]["details"]["json"]) == {"reorder_point", "unit_cost"}
     unknown_category = client.post(
         "/api/v1/admin/materials", json={**NEW, "category": "Rockets"}, headers=admin
     )
