@@ -42,8 +42,11 @@ def register_logging(app: Flask, config: Config) -> None:
 def register_security(app: Flask, config: Config) -> None:
     from flask_talisman import Talisman
 
+    from inventory_ai.body_deadline import BodyDeadline
     from inventory_ai.observability import init_metrics
 
+    # Outermost but for the proxy fix: a slow body is refused before anything else runs.
+    app.wsgi_app = BodyDeadline(app.wsgi_app, config.body_read_seconds, app.config["MAX_CONTENT_LENGTH"] or 0)
     if config.production:
         # Behind the TLS-terminating proxy: its X-Forwarded-Proto/For (one hop) are believed only
         # when the request comes from it (INVENTORY_AI_TRUSTED_PROXIES); anyone else could write them.

@@ -119,6 +119,8 @@ class Config:
     answer_deadline_seconds: float = 120.0
     answer_heartbeat_seconds: float = 10.0
     answer_stale_seconds: float = 45.0
+    # A request's body is read within this (under gunicorn; inventory_ai/body_deadline.py), else 408.
+    body_read_seconds: int = 15
     # What answers when the model fails (Qwen model names and/or "offline"), and tokens per user per day.
     llm_fallback: tuple[str, ...] = ("offline",)
     daily_token_budget: int | None = None
@@ -179,6 +181,9 @@ class Config:
         signoff_hours = _int("INVENTORY_AI_SIGNOFF_EXPIRY_HOURS", 24)
         if signoff_hours < 1:
             raise ConfigError("INVENTORY_AI_SIGNOFF_EXPIRY_HOURS must be at least 1")
+        body_seconds = _int("INVENTORY_AI_BODY_READ_SECONDS", 15)
+        if not 1 <= body_seconds <= 600:
+            raise ConfigError("INVENTORY_AI_BODY_READ_SECONDS must be from 1 to 600")
         pool_size = _int("INVENTORY_AI_DB_POOL_SIZE", 20)
         if pool_size < 1:
             raise ConfigError("INVENTORY_AI_DB_POOL_SIZE must be at least 1")
@@ -202,6 +207,7 @@ class Config:
             timezone=_timezone(os.environ.get("INVENTORY_AI_TIMEZONE") or "Asia/Shanghai"),
             trusted_proxies=_proxies(os.environ.get("INVENTORY_AI_TRUSTED_PROXIES", "127.0.0.1,::1")),
             answer_stale_seconds=stale,
+            body_read_seconds=body_seconds,
             signoff_value=signoff_value,
             llm_fallback=fallback,
             daily_token_budget=budget,

@@ -47,7 +47,10 @@ def configure_logging(production: bool, file=None) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
-        logger_factory=structlog.PrintLoggerFactory(file=file or sys.stderr),
+        # One write per record, its newline included: print() wrote the line and its newline in two
+        # writes to an unbuffered stderr, and a line another process (gunicorn's master, another
+        # worker) wrote between them was stuck to the end of the JSON line.
+        logger_factory=structlog.WriteLoggerFactory(file=file or sys.stderr),
         cache_logger_on_first_use=False,
     )
 

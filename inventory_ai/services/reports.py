@@ -4,10 +4,22 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 from inventory_ai.errors import InvalidInput
 
 MAX_ROWS = 200
+# A spreadsheet reads a cell starting with one of these as a formula ("=HYPERLINK(…)", "@SUM(…)"):
+# such a cell is written with a leading apostrophe, shown as text. A plain number ("-20") stays.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+PLAIN_NUMBER = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?")
+
+
+def csv_safe(text: str) -> str:
+    """A cell as every CSV the product writes has it: never read as a formula by a spreadsheet."""
+    if text.startswith(FORMULA_START) and not PLAIN_NUMBER.fullmatch(text):
+        return "'" + text
+    return text
 
 
 def _columns(rows: list[dict]) -> list[str]:
@@ -40,9 +52,9 @@ def format_report(title: str, rows: list, fmt: str = "markdown") -> str:
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(columns)
+        writer.writerow([csv_safe(_cell(c)) for c in columns])
         for row in rows:
-            writer.writerow([_cell(row.get(c)) for c in columns])
+            writer.writerow([csv_safe(_cell(row.get(c))) for c in columns])
         return buffer.getvalue()
 
     def md(value) -> str:

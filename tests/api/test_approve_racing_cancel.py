@@ -97,7 +97,7 @@ def test_an_answer_that_booked_is_never_reported_cancelled_and_a_losing_cancel_s
             body = staff.post("/api/v1/chat", json={"message": "出库 1 kg"}).json
             assert body["status"] == "awaiting_confirmation", body
             [pending] = body["pending"]
-            lags = (0.0, lag.uniform(0, 0.03)) if round_ % 2 else (lag.uniform(0, 0.01), 0.0)
+            lags = (0.0, lag.uniform(0, 0.05)) if round_ % 2 else (lag.uniform(0, 0.01), 0.0)
             results = race(staff, deciding, body["message_id"], lags)
             booked = f"chat:{pending['tool_call_id']}" in booked_keys()
             seen = staff.get(f"/api/v1/chat/messages/{body['message_id']}").json["status"]

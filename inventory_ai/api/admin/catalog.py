@@ -135,8 +135,8 @@ class MaterialImport(MethodView):
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise InvalidInput("the CSV must be UTF-8") from exc
-        created = materials.import_csv(db.session, text)
-        return {"imported": len(created), "codes": [m.code for m in created]}
+        codes = materials.import_csv(db.session, text)
+        return {"imported": len(codes), "codes": codes}
 
 
 # --- stock -----------------------------------------------------------------------------------
