@@ -96,6 +96,7 @@ def _detail(zh, args, data, say):
             f"{data['name']} ({data['code']}，{data['name_en']})：库存 {data['stock']} {data['unit']}{flag}。\n"
             f"- 分仓：{warehouses}\n- 规格：{data.get('spec') or '-'}；类别：{data['category']}；供应商：{data.get('supplier') or '-'}\n"
             f"- 单价：{data['unit_cost_cny']} 元/{data['unit']}；补货点：{data['reorder_point']} {data['unit']}"
+            + _described(data, zh)
         )
     flag = ", below its reorder point" if low else ""
     supplier = say(data["supplier"]) if data.get("supplier") else "-"
@@ -104,6 +105,17 @@ def _detail(zh, args, data, say):
         f"- By warehouse: {warehouses}\n- Spec: {data.get('spec_en') or data.get('spec') or '-'}; category: {say(data['category'])}; "
         f"supplier: {supplier}\n"
         f"- Unit cost: CNY {data['unit_cost_cny']}/{data['unit']}; reorder point: {data['reorder_point']} {data['unit']}"
+        + _described(data, zh)
+    )
+
+
+def _described(data, zh) -> str:
+    """What the material is and its other names, as the catalogue keeps them."""
+    text, also = data.get("description"), ", ".join((data.get("synonyms") or [])[:6])
+    if zh:  # the description holds the Chinese line before " / " and the English after
+        return (f"\n- 说明：{text.split(' / ')[0]}" if text else "") + (f"\n- 又称：{also}" if also else "")
+    return (f"\n- What it is: {text.split(' / ')[-1]}" if text else "") + (
+        f"\n- Also called: {also}" if also else ""
     )
 
 

@@ -298,9 +298,9 @@ class Linker:
                     typed, span = sounds[material.name_zh]
                     found.setdefault(typed, (material, span))
         for phrase, targets in self.aliases.items():
-            codes = [code for kind, code in targets if kind == "material"]
-            if codes and phrase in lowered:
-                material = self.session.scalar(select(Material).where(Material.code == codes[0]))
+            codes = {code for kind, code in targets if kind == "material"}
+            if len(codes) == 1 and phrase in lowered:  # 芝士 is three cheeses: the search says which
+                material = self.session.scalar(select(Material).where(Material.code == next(iter(codes))))
                 if material is not None:
                     found.setdefault(phrase, (material, lowered[phrase]))
         mentions: list[Mention] = []
@@ -465,9 +465,12 @@ class Linker:
         when that finds the same materials and only such names besides; else the word."""
         if not re.fullmatch(r"[\u4e00-\u9fff]{2}", word):
             return word
-        whole = {m.name_zh for m in search_materials(self.session, word, limit=50).materials}
+        whole = {m.name_zh for m in search_materials(self.session, word, limit=50, described=False).materials}
         apart = {
-            m.name_zh for m in search_materials(self.session, f"{word[0]} {word[1]}", limit=50).materials
+            m.name_zh
+            for m in search_materials(
+                self.session, f"{word[0]} {word[1]}", limit=50, described=False
+            ).materials
         }
         extra = apart - whole
         if len(whole) < 2 or not extra or not whole <= apart:
@@ -475,8 +478,26 @@ class Linker:
         infix = re.compile(f"{word[0]}[\u4e00-\u9fff]{word[1]}")
         return f"{word[0]} {word[1]}" if all(infix.search(name) for name in extra) else word
 
+    def described(self, text: str) -> Mention | None:
+        """A material described rather than named ("the spray that stops trays sticking"): what the
+        catalogue's descriptions and other names share with the words left over; one clear match,
+        or the few nearest to ask about."""
+        said = [
+            m
+            for m in re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]+", text)
+            if m.group(0).lower() not in words.EN_STOP
+        ]
+        if not said:
+            return None
+        span = (said[0].start(), said[-1].end())
+        page = search_materials(self.session, text[span[0] : span[1]], limit=4)
+        if not page.materials:
+            return None
+        candidates = [_candidate(m) for m in page.materials]
+        return Mention(text[span[0] : span[1]], span, candidates, page.total == 1, page.total)
+
     def _search(self, phrase: str, span: tuple[int, int]) -> Mention | None:
-        page = search_materials(self.session, phrase, limit=8)
+        page = search_materials(self.session, phrase, limit=8, described=False)
         if not page.materials:
             return None
         candidates = [_candidate(m) for m in page.materials]

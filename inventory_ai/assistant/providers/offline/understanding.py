@@ -298,6 +298,12 @@ def _only_names(masked: str) -> bool:
 
 def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
     tool, defaults = ctx.intents.get(label, (None, {}))
+    if (
+        tool in ("search_materials", "record_stock_movement", "create_purchase_request")
+        and not (r.links.materials or r.links.places or r.slots.codes)
+        and (found := ctx.linker.described(slot.blank(r.text, r.slots.spans)))
+    ):
+        r.links.materials.append(found)  # "the spray that stops trays sticking": described, not named
     if tool is None:
         return Plan(reply=replies.which_one(r, ctx))
     if (

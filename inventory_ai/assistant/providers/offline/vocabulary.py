@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from inventory_ai.assistant.providers.offline.words import ZH_SINGLE_STOP
 from inventory_ai.models import Material, MaterialSearchTerm
-from inventory_ai.services.search import MAX_TERM, normalise, stem
+from inventory_ai.services.search import DESCRIPTION, MAX_TERM, normalise, stem
 from inventory_ai.text import CJK_RUN
 
 
@@ -66,7 +66,13 @@ def catalogue_words(session: Session, aliases: dict[str, list[tuple[str, str]]])
         chars |= set(phrase)
         words |= set(re.findall(r"[a-z][a-z0-9]{2,}", phrase))
     words |= {w[:-3] + "y" for w in words if w.endswith("ies")}  # a typo of "cranberry" is near it
-    terms = sorted(t for t in session.scalars(select(MaterialSearchTerm.term).distinct()) if t.isascii())
+    terms = sorted(
+        t
+        for t in session.scalars(
+            select(MaterialSearchTerm.term).where(MaterialSearchTerm.field != DESCRIPTION).distinct()
+        )
+        if t.isascii()
+    )
     sounds: dict[str, list[str]] = {}
     for name in names_zh:
         if len(name) >= 3:
