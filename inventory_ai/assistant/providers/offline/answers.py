@@ -72,6 +72,22 @@ def _search(zh, args, data, say):
     """One line: how many, and the best match. The rows are the result (the page's table)."""
     rows = data.get("materials", [])
     keyword = args.get("keyword", "")
+    if not keyword:  # what a warehouse or category holds
+        where = " / ".join(
+            say(x) if not zh else x for x in (args.get("warehouse"), args.get("category")) if x
+        )
+        names = "、".join(r["name"] for r in rows[:5]) if zh else ", ".join(r["name_en"] for r in rows[:5])
+        if zh:
+            return (
+                f"{where} 共 {data.get('total', len(rows))} 种原料，例如 {names}。"
+                if rows
+                else f"{where} 没有原料。"
+            )
+        return (
+            f"{where} holds {data.get('total', len(rows))} materials, e.g. {names}."
+            if rows
+            else f"{where} holds no materials."
+        )
     if not rows:
         return f"没有找到与“{keyword}”相关的原料。" if zh else f'No materials match "{keyword}".'
     best, total = rows[0], data["total"]

@@ -142,6 +142,23 @@ def _asked_term(r: Reading) -> str | None:
     return term if 2 <= len(term) <= 16 or one_character else None
 
 
+def what_is_in(text: str, r: Reading, ctx: Context) -> Plan | None:
+    """What a warehouse or a category holds ("包材仓都有什么", "list all the additives"): a search
+    filtered by it, not its figures or its low stock."""
+    warehouse, category = place(r, "warehouse"), place(r, "category")
+    if (
+        (warehouse or category)
+        and not (r.links.materials or r.slots.quantities or r.slots.period or r.slots.codes)
+        and "search_materials" in ctx.offered
+        and re.search(words.WHAT_IS_IN, text, re.I)
+        and not re.search(words.RUNNING_LOW, text, re.I)
+        and not re.search(words.REPORT, text, re.I)
+    ):
+        args = {"warehouse": warehouse} if warehouse else {}
+        return Plan("search_materials", {**args, **({"category": category} if category else {})})
+    return None
+
+
 def stats(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     mention = primary(r.links)
     kind = mention is not None and re.search(words.KIND_MARK, r.text[mention.span[1] :], re.I)

@@ -162,6 +162,8 @@ class Plan:
     arguments: dict = field(default_factory=dict)
     reply: str | None = None
     then: str | None = None  # a tool to call with the first one's rows (format_report)
+    after: Plan | None = None  # a second ask of the same message, called once the first is answered
+    note: str | None = None  # said after the answer (what part of the message was refused)
 
 
 def primary(links: Links) -> Mention | None:

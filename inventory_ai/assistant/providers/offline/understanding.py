@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from inventory_ai.assistant.providers.offline import amounts, lookups, replies, tables, teaching, words
+from inventory_ai.assistant.providers.offline import amounts, asks, lookups, replies, tables, teaching, words
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline.classifier import CHITCHAT, DESTRUCTIVE
 from inventory_ai.assistant.providers.offline.linking import Mention
@@ -27,6 +27,7 @@ from inventory_ai.assistant.providers.offline.reading import (
     read,
 )
 from inventory_ai.services.screening import screen
+from inventory_ai.text import language_of
 
 CONFIDENT = 0.30  # below this, and with nothing named, the request is asked about, not guessed
 DATA_LABELS = ("lookup", "stats", "low_stock", "movements")
@@ -35,7 +36,36 @@ _FROM = r"从|由|from|out of"
 _TO = r"到|去|进|往|至|调往|→|->|to|into"
 
 
-def plan(text: str, ctx: Context) -> Plan:
+def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
+    """The plan for a message: its asks (asks.py) each read as a request of its own; `earlier` are
+    the conversation's recent user turns, for a follow-up that leans on them."""
+    return asks.message(
+        text,
+        earlier,
+        one=lambda t: _one(t, ctx),
+        named=lambda t: _named(t, ctx),
+        refused=lambda t: _refused(t, read(t, ctx)),
+        zh=(ctx.language or language_of(text)) == "zh",
+    )
+
+
+def _named(text: str, ctx: Context) -> str | None:
+    """The material a text names exactly, as typed."""
+    mention = primary(read(text, ctx).links)
+    return mention.text if mention is not None and mention.exact else None
+
+
+def _refused(text: str, r: Reading) -> bool:
+    return bool(
+        screen(text).flagged
+        or _destroys(text, r)
+        or re.search(words.TAMPER, text, re.I)
+        or re.search(words.SECRETS, text, re.I)
+        or re.search(words.HARM, text, re.I)
+    )
+
+
+def _one(text: str, ctx: Context) -> Plan:
     # What the request says it is not is blanked, the rest keeps its place (a booking's reason keeps
     # what was typed).
     typed, text = text, re.sub(words.NEGATED, lambda m: " " * len(m.group(0)), text, flags=re.I)
@@ -44,16 +74,12 @@ def plan(text: str, ctx: Context) -> Plan:
     text = words.from_pinyin(text)  # "xisha tang dao le 4 dai, ru ku": its verbs and packs as characters
     text = words.typos_fixed(text)  # "pls ordr 500kg", "main warehose"
     r = read(text, ctx, typed)
-    if (
-        screen(text).flagged
-        or _destroys(text, r)
-        or re.search(words.TAMPER, text, re.I)
-        or re.search(words.SECRETS, text, re.I)
-        or re.search(words.HARM, text, re.I)
-    ):
+    if _refused(text, r):
         return Plan(reply=replies.refusal(r.zh))
     if not r.links.of("warehouse") and (unknown := _unknown_warehouse(text, r, ctx.linker.warehouses())):
         return Plan(reply=replies.no_such_warehouse(r.zh, unknown, ctx.linker.warehouses()))
+    if listed := lookups.what_is_in(text, r, ctx):
+        return listed
     teaching_words, not_teaching = bool(re.search(words.TEACH, text, re.I)), _not_teaching(text, r)
     teaching = teaching_words and not not_teaching
     if not teaching and (typed_table := tables.table(text, r, ctx.offered)):
@@ -350,7 +376,8 @@ def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
 
 def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     kind = args.get("movement_type") or "outbound"
-    said = direction(r.text)
+    floor = re.search(words.FLOOR_ORDER, r.masked)  # 冷库入淡奶油十箱: 入 after the place, before the goods
+    said = direction(r.text) or (floor and {"入": "inbound", "出": "outbound"}[floor.group("way")])
     if said and said != kind and not (kind == "adjustment" and said in ("inbound", "outbound")):
         kind = said
     if said is None and kind in ("inbound", "outbound") and not _sure_ofdirection(r):
