@@ -120,3 +120,34 @@ def test_a_follow_up_uses_the_conversation(app):
     call = first_call(body)
     assert call["name"] == "record_stock_movement"
     assert (call["arguments"]["material"], call["arguments"]["quantity"]) == ("M002", 5)
+
+
+def test_the_goods_then_the_way_then_the_amount_is_a_booking(app):
+    call = first_call(ask(app, "staff", "纸杯 出 两千"))
+    assert call["name"] == "record_stock_movement"
+    assert (
+        call["arguments"]["material"],
+        call["arguments"]["movement_type"],
+        call["arguments"]["quantity"],
+    ) == (
+        "M093",
+        "outbound",
+        2000,
+    )
+
+
+def test_a_loose_name_is_narrowed_by_what_it_is_used_for(app):
+    call = first_call(ask(app, "staff", "how much is left of the cheese we use for tiramisu?"))
+    assert call["name"] == "get_material_detail" and call["arguments"]["material"] == "M035"
+
+
+def test_goods_still_to_come_by_a_date_are_a_purchase(app):
+    call = first_call(ask(app, "purchaser", "蛋糕盒300个，下个月底前到货"))
+    assert call["name"] == "create_purchase_request" and call["arguments"]["material"] == "M092"
+    assert call["arguments"]["needed_by"]
+
+
+def test_goods_moved_between_stores_asked_about_are_the_transfers(app):
+    call = first_call(ask(app, "manager", "昨天有没有从冷库调货到主仓"))
+    assert call["name"] == "get_stock_movements" and call["arguments"]["movement_type"] == "transfer"
+    assert call["arguments"]["warehouse"] == "WH02"

@@ -45,7 +45,9 @@ def test_the_admin_api_keeps_synonyms_and_description_and_search_follows(client,
     assert created.status_code == 201
     assert created.json["synonyms"] == ["麻酱", "tahini"] and created.json["description"].startswith("磨细")
     assert [m.code for m in search_materials(session, "tahini").materials] == ["M910"]
-    patched = client.patch("/api/v1/admin/materials/M910", json={"synonyms": ["sesame butter"]}, headers=admin)
+    patched = client.patch(
+        "/api/v1/admin/materials/M910", json={"synonyms": ["sesame butter"]}, headers=admin
+    )
     assert patched.json["synonyms"] == ["sesame butter"]
     session.expire_all()
     assert search_materials(session, "tahini").materials == []  # the old name is gone
@@ -70,7 +72,9 @@ def test_search_ranks_names_then_synonyms_then_descriptions(session):
     # 白糖 is in the name 绵白糖 and a synonym of 细砂糖: the name first
     assert [m.code for m in search_materials(session, "白糖").materials] == ["M015", "M014"]
     # nothing is named by these words: the descriptions that share the rarest of them
-    assert [m.code for m in search_materials(session, "the spray that stops trays sticking").materials] == ["M063"]
+    assert [m.code for m in search_materials(session, "the spray that stops trays sticking").materials] == [
+        "M063"
+    ]
     assert search_materials(session, "the sheet butter for croissants").materials[0].code == "M029"
     assert search_materials(session, "red colouring for red velvet").materials[0].code == "M141"
     # a write names its material: a description never resolves one

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from inventory_ai.assistant.providers.offline import words
 from inventory_ai.services.ledger import MOVEMENT_WORDS
 from inventory_ai.text import CJK_RUN
 
@@ -38,19 +39,7 @@ def compose_answer(language: str, text: str, results: list[dict], names: Callabl
     return report[-1] if report else "\n\n".join(p for p in parts if p)
 
 
-# What went wrong, in Chinese, by the error's type: the services word their errors in English for the
-# model and the logs, and a Chinese reply must not carry them half-translated.
-_ERRORS_ZH = {
-    "NotFound": "没有找到对应的原料或仓库，请检查名称或编码。",
-    "PermissionDenied": "您的角色不能执行这个操作，请联系主管或管理员。",
-    "InvalidArguments": "请求里的信息不完整或不对，请写明原料、数量和单位后再试。",
-    "InvalidInput": "请求里的信息不对，请检查数量、单位和仓库后再试。",
-    "InsufficientStock": "库存不足，无法登记这笔出库。",
-    "Conflict": "这条记录刚被别人改过，请刷新后再试。",
-    "Timeout": "查询超时，请稍后再试。",
-    "Interrupted": "处理中断了，这笔操作没有执行。",
-    "Expired": "审批已过期，没有登记。",
-}
+_ERRORS_ZH = words.ERRORS_ZH  # what went wrong, in Chinese, by the error's type (offline_words.json)
 
 
 def _answer_one(zh: bool, result: dict, say: Callable[[str], str]) -> str:

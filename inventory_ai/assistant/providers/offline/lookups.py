@@ -44,7 +44,7 @@ def lookup(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if (
         mention is not None
         and mention.exact
-        and not category
+        and (not category or category == mention.best.category)  # 包装里放的吸氧小包: its own kind
         and "get_material_detail" in ctx.offered
         and not (asked_for_a_list and (not mention.named or len(r.links.materials) > 1))
     ):  # one material named: its detail, unless a search was asked for with a partial name
@@ -171,6 +171,15 @@ def stats(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         and not r.links.places
         and "get_material_detail" in ctx.offered
     ):  # "is the caster sugar below its reorder level?": that one material's level and reorder point
+        return Plan("get_material_detail", {"material": mention.best.code})
+    if (
+        tool == "get_inventory_stats"
+        and mention is not None
+        and mention.exact
+        and len(r.links.materials) == 1
+        and not (kind or r.links.places or re.search(words.FIGURES, r.text, re.I))
+        and "get_material_detail" in ctx.offered
+    ):  # "做提拉米苏那个意大利奶酪库存": one material's stock is its detail, not the warehouse's figures
         return Plan("get_material_detail", {"material": mention.best.code})
     if warehouse := place(r, "warehouse"):
         args["warehouse"] = warehouse

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from inventory_ai.assistant.providers.offline import words
 from inventory_ai.assistant.providers.offline.numbers import NUMBER, number
 
 
@@ -20,28 +21,7 @@ class Period:
 
 
 _N = rf"({NUMBER})"
-_PERIODS = [
-    (rf"(?:最近|近|过去|前)\s*{_N}\s*(?:天|日)|(?:last|past|previous)\s+{_N}\s+days?|{_N}\s+days?", "days"),
-    (
-        rf"(?:最近|近|过去|前)\s*{_N}\s*(?:个)?(?:星期|周|礼拜)|(?:last|past)\s+{_N}\s+(?:weeks?|wks?)",
-        "weeks",
-    ),
-    (
-        r"(?:最近|近|过去)?一(?:个)?(?:星期|周|礼拜)|(?:last|past)\s+(?:7\s+days|seven\s+days)|past\s+week|(?:over|in)\s+the\s+last\s+week",
-        "week7",
-    ),
-    (r"最近一个月|近一个月|过去一个月|past\s+month|last\s+30\s+days", "month30"),
-    (rf"(?:最近|近|过去|前)\s*{_N}\s*个月|(?:last|past)\s+{_N}\s+months?", "months"),
-    (r"上上(?:个)?(?:周|星期|礼拜)|(?:the\s+)?week\s+before\s+last", "week_before_last"),
-    (r"上周|上星期|上个星期|上礼拜|last\s+(?:week|wk)s?\b", "last_week"),
-    (r"本周|这周|这个星期|这星期|这礼拜|this\s+(?:week|wk)s?\b|week[- ]to[- ]date|\bwtd\b", "this_week"),
-    (r"上个月|上月|last\s+month", "last_month"),
-    (r"本月|这个月|这月|当月|this\s+month|month[- ]to[- ]date|\bmtd\b|本月至今", "this_month"),
-    (r"大前天", "three_days_ago"),
-    (r"(?<!大)前天|the\s+day\s+before\s+yesterday", "day_before"),
-    (r"昨天|昨日|昨儿个?|昨晚|yesterday", "yesterday"),
-    (r"今天|今日|今儿个?|今早|今晚|this\s+morning|this\s+afternoon|today|tonight", "today"),
-]
+_PERIODS = [(p.replace("{N}", _N), kind) for p, kind in words.PERIODS]  # offline_words.json
 _PERIOD_RES = [(re.compile(p, re.I), kind) for p, kind in _PERIODS]
 
 

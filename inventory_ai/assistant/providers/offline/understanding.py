@@ -157,14 +157,16 @@ def _one(text: str, ctx: Context) -> Plan:
         return Plan(reply=replies.small_talk(r.zh, ctx))
     elif label in (CHITCHAT, DESTRUCTIVE) or (r.guess.confidence < CONFIDENT and not named):
         return Plan(reply=replies.which_one(r, ctx))
-    if (
-        label in BOOKINGS.values()
-        and re.search(words.BUY, text, re.I)
-        and (re.search(words.ON_ARRIVAL + "|" + words.FUTURE, text, re.I) or r.slots.due)
+    future = re.search(words.ON_ARRIVAL + "|" + words.FUTURE, text, re.I)
+    if label in BOOKINGS.values() and (
+        (re.search(words.BUY, text, re.I) and (future or r.slots.due)) or (r.slots.due and future)
     ):
-        label = "purchase"  # "申请淡奶油20箱，到货后搬到冷库": bought first, moved when it comes
+        label = "purchase"  # "申请淡奶油20箱，到货后搬到冷库", "500个月饼盒，明年七月底前到货": still to come
+    if label not in BOOKINGS.values() and r.slots.quantities and r.links.materials and (way := _floor_way(r)):
+        label = BOOKINGS[way]  # "面包袋 入 三千五": the floor's 入/出 between the goods and the amount
     if (
         label == "purchase"
+        and not r.slots.due
         and (said := direction(text))
         and not re.search(words.BUY, text, re.I)
         and not re.search(words.ON_ARRIVAL, text, re.I)
@@ -376,8 +378,7 @@ def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
 
 def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     kind = args.get("movement_type") or "outbound"
-    floor = re.search(words.FLOOR_ORDER, r.masked)  # 冷库入淡奶油十箱: 入 after the place, before the goods
-    said = direction(r.text) or (floor and {"入": "inbound", "出": "outbound"}[floor.group("way")])
+    said = direction(r.text) or _floor_way(r)  # 冷库入淡奶油十箱: 入 after the place, before the goods
     if said and said != kind and not (kind == "adjustment" and said in ("inbound", "outbound")):
         kind = said
     if said is None and kind in ("inbound", "outbound") and not _sure_ofdirection(r):
@@ -421,6 +422,13 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
             return Plan(reply=replies.ask(r.zh, "是哪个仓库？", "Which warehouse?"))
     args["reason"] = ("助手登记：" if r.zh else "Booked via assistant: ") + r.typed.strip()[:200]
     return Plan(tool, args)
+
+
+def _floor_way(r: Reading) -> str | None:
+    """入 or 出 said as the floor says them: after the place (冷库入…), between the goods and the
+    amount (面包袋 入 三千五)."""
+    floor = re.search(words.FLOOR_ORDER, r.masked)
+    return {"入": "inbound", "出": "outbound"}[floor.group("way") or floor.group("way2")] if floor else None
 
 
 def _sure_ofdirection(r: Reading) -> bool:

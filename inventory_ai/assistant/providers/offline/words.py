@@ -85,6 +85,21 @@ def load(path: Path = SOURCE, extra_path: str | None = None) -> dict:
     out["TYPOS"] = {k.lower(): v for k, v in data["typos"].items()}
     out["PINYIN_WORDS"] = [(p, h) for p, h in data["pinyin"]]
     out["PINYIN_DIGITS"] = dict(data["pinyin_digits"])
+    out["EXAMPLES"] = {label: list(phrases) for label, phrases in data["examples"].items()}
+    out["TOOL_WORDS"] = [(tool, pattern) for tool, pattern in data["tool_words"]]
+    out["UNITS"] = dict(data["units"])
+    out["ERRORS_ZH"] = dict(data["errors_zh"])
+    out["PACK_WORDS"] = {pack: list(names) for pack, names in data["pack_words"].items()}
+    out["PERIODS"] = [(pattern, kind) for pattern, kind in data["periods"]]
+    for name, pattern in [
+        *out["TOOL_WORDS"],
+        *out["UNITS"].items(),
+        *((k, p.replace("{N}", "1")) for p, k in out["PERIODS"]),
+    ]:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise WordsError(f"{name}: not a valid pattern ({exc})") from None
     return out
 
 
