@@ -96,6 +96,9 @@ class Material(db.Model):
     name_en_key: Mapped[str] = mapped_column(sortable_text(200), index=True)
     unit: Mapped[str] = mapped_column(String(16))
     spec: Mapped[str | None] = mapped_column(String(200))
+    # One line of what it is and what it is used for, as the plant says it (searched last). Its
+    # other names (synonyms) are its rows in catalog_aliases.
+    description: Mapped[str | None] = mapped_column(String(300))
     category_id: Mapped[int] = mapped_column(ForeignKey("categories.id"), index=True)
     supplier_id: Mapped[int | None] = mapped_column(ForeignKey("suppliers.id"), index=True)
     reorder_point: Mapped[Quantity] = mapped_column(default=Decimal("0"))
@@ -126,7 +129,8 @@ class MaterialSearchTerm(db.Model):
     __tablename__ = "material_search_terms"
 
     term: Mapped[str] = mapped_column(sortable_text(64), primary_key=True)
-    # 0 = code or name, 1 = spec / category / supplier: ranks name matches first.
+    # 0 = code or name, 2 = a synonym (catalog_aliases), 1 = spec / category / supplier,
+    # 3 = description: ranks name matches first, descriptions last.
     field: Mapped[int] = mapped_column(primary_key=True)
     material_id: Mapped[int] = mapped_column(
         ForeignKey("materials.id", ondelete="CASCADE"), primary_key=True, index=True

@@ -24,7 +24,9 @@ def find_material(session: Session, ref: str) -> Material:
     )
     if material is not None:
         return material
-    page = search_materials(session, text, limit=5)
+    page = search_materials(
+        session, text, limit=5, described=False
+    )  # a write names it; a description is searched
     if page.total == 1 and len(page.materials) == 1:
         return page.materials[0]
     if not page.materials:

@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session
 
 from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
-from inventory_ai.models import Category, Material, Supplier
-from inventory_ai.services.search import index_material
+from inventory_ai.models import CatalogAlias, Category, Material, Supplier
+from inventory_ai.services.search import index_material, synonyms_of
 from inventory_ai.services.stock_totals import lock_for_material_change
 from inventory_ai.services.units import MAX_QUANTITY, checked_decimal
 
@@ -29,7 +29,11 @@ MATERIAL_CODE_AS_TYPED = MATERIAL_CODE.pattern.replace("[A-Z]", "[A-Za-z]").repl
 PLACES = {"reorder_point": 3, "unit_cost": 4}
 # What the stock triggers (migration 0017) read of a material: changing one moves its stock shares.
 STOCK_FIELDS = {"reorder_point", "unit_cost", "category_id", "active"}
-FIELDS = ("code", "name_zh", "name_en", "unit", "spec", "category", "supplier", "reorder_point", "unit_cost")
+FIELDS = (
+    "code", "name_zh", "name_en", "unit", "spec", "category", "supplier", "reorder_point", "unit_cost",
+    "description", "synonyms",
+)  # fmt: skip
+MAX_SYNONYMS = 30
 
 
 @dataclass
@@ -67,10 +71,8 @@ def validate_fields(
             if not MATERIAL_CODE.match(str(value).upper()):
                 errors.append(RowError(row, field, "use capital letters, digits and -, e.g. M155"))
             clean["code"] = str(value).upper()
-        elif field in ("name_zh", "name_en", "spec"):
-            if len(str(value)) > 200:
-                errors.append(RowError(row, field, "at most 200 characters"))
-            clean[field] = str(value)
+        elif field in ("name_zh", "name_en", "spec", "description", "synonyms"):
+            clean[field] = _text(field, value, errors, row)
         elif field == "unit":
             if value not in UNITS:
                 errors.append(RowError(row, field, f"must be one of {', '.join(UNITS)}"))
@@ -104,6 +106,37 @@ def validate_fields(
     return clean, errors
 
 
+def _text(field: str, value: Any, errors: list[RowError], row: int) -> str | list[str]:
+    if field == "synonyms":
+        return _synonyms(value, errors, row)
+    if field == "description" and (len(str(value)) > 300 or "\n" in str(value)):
+        errors.append(RowError(row, field, "one line of at most 300 characters"))
+    elif field != "description" and len(str(value)) > 200:
+        errors.append(RowError(row, field, "at most 200 characters"))
+    return str(value)
+
+
+def _synonyms(value: Any, errors: list[RowError], row: int) -> list[str]:
+    """Other names: a list, or in a CSV cell separated by | (a comma belongs to the CSV)."""
+    names = value.split("|") if isinstance(value, str) else list(value)
+    clean = list(dict.fromkeys(str(n).strip().lower() for n in names if str(n).strip()))
+    if len(clean) > MAX_SYNONYMS or any(len(n) > 100 for n in clean):
+        errors.append(RowError(row, "synonyms", f"at most {MAX_SYNONYMS} names of at most 100 characters"))
+    return clean
+
+
+def _set_synonyms(session: Session, code: str, synonyms: list[str]) -> None:
+    """A material's other names are its rows in catalog_aliases (read by search and the offline
+    assistant's linking): replaced as a whole."""
+    session.query(CatalogAlias).filter(CatalogAlias.kind == "material", CatalogAlias.code == code).delete()
+    session.add_all(CatalogAlias(kind="material", code=code, alias=name) for name in synonyms)
+    session.flush()
+
+
+def synonyms(session: Session, material: Material) -> list[str]:
+    return synonyms_of(session, [material.code]).get(material.code, [])
+
+
 def _raise(errors: list[RowError]) -> None:
     if errors:
         raise InvalidInput(
@@ -125,9 +158,12 @@ def create_material(session: Session, data: dict[str, Any]) -> Material:
     _raise(errors)
     if session.scalar(select(Material.id).where(Material.code == clean["code"])) is not None:
         raise Conflict(f"material code {clean['code']} already exists")
+    other_names = clean.pop("synonyms", None)
     material = Material(**clean)
     session.add(material)
     session.flush()
+    if other_names is not None:
+        _set_synonyms(session, material.code, other_names)
     index_material(session, material)
     session.commit()
     return material
@@ -144,6 +180,8 @@ def update_material(session: Session, code: str, data: dict[str, Any]) -> Materi
         lock_for_material_change(
             session, material.id, {material.category_id, clean.get("category_id") or material.category_id}
         )
+    if (other_names := clean.pop("synonyms", None)) is not None:
+        _set_synonyms(session, material.code, other_names)
     for key, value in clean.items():
         setattr(material, key, value)
     if "active" in data:
@@ -215,7 +253,15 @@ def _checked_rows(session: Session, header: list[str], rows: list[dict]) -> list
     ]
     cleaned: list[dict] = []
     seen: dict[str, int] = {}
-    existing = set(session.scalars(select(Material.code)))
+    # Only the codes this file names are looked up: the catalogue may hold a million.
+    named = list({str(row.get("code") or "").strip().upper() for row in rows} - {""})
+    existing = {
+        code
+        for start in range(0, len(named), 500)
+        for code in session.scalars(
+            select(Material.code).where(Material.code.in_(named[start : start + 500]))
+        )
+    }
     for number, row in enumerate(rows, start=2):  # line 1 is the header
         clean, row_errors = validate_fields(session, row, row=number)
         errors += row_errors
@@ -251,10 +297,13 @@ def _write_in_batches(session: Session, cleaned: list[dict]) -> list[str]:
                 "them were imported, the rest not",
                 {"imported": imported, "created_meanwhile": taken},
             )
-        materials = [Material(**clean) for clean in batch]
+        other_names = [clean.get("synonyms") for clean in batch]
+        materials = [Material(**{k: v for k, v in clean.items() if k != "synonyms"}) for clean in batch]
         session.add_all(materials)
         session.flush()
-        for material in materials:
+        for material, names in zip(materials, other_names, strict=True):
+            if names:
+                _set_synonyms(session, material.code, names)
             index_material(session, material)
         imported += [m.code for m in materials]
         session.commit()

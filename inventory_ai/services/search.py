@@ -5,7 +5,12 @@ Terms per material (stored in material_search_terms, one B-tree on (term, field,
   - pinyin of the name, its bigrams and syllables      gaojinmianfen, mianfen, mian, gjmf, mf
   - lower-cased English words, plurals also singular   bread, flour, egg   -> words and prefixes
   - the code                                           m001                -> codes and prefixes
-  - the same for spec, category and supplier, with field=1 so name matches rank first.
+  - the same for synonyms (the material's catalog_aliases, field=2), for spec, category and supplier
+    (field=1), and, without pinyin or common words, for the description (field=3).
+
+Names rank first, synonyms next, spec/category/supplier after, descriptions last: a description
+is only read when nothing else matches, and then every word need not match ("the spray that stops
+trays sticking"): the materials whose texts share the rarest words with the query come first.
 
 A query is split into tokens; CJK runs become their bigrams (or the single character), ASCII
 words become prefix ranges. Every token must match (AND). Results are ranked in tiers, each an
@@ -15,6 +20,7 @@ contains, then spec/category/supplier matches. No `LIKE '%q%'` scan anywhere.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -23,11 +29,61 @@ from pypinyin import Style, lazy_pinyin
 from sqlalchemy import and_, delete, exists, func, insert, select
 from sqlalchemy.orm import Session, aliased
 
-from inventory_ai.models import Category, Material, MaterialSearchTerm, StockLevel, Supplier
+from inventory_ai.models import CatalogAlias, Category, Material, MaterialSearchTerm, StockLevel, Supplier
 from inventory_ai.services.sites import Sites
 from inventory_ai.text import CJK, CJK_RUN
 
-NAME, DETAIL = 0, 1
+NAME, DETAIL, SYNONYM, DESCRIPTION = 0, 1, 2, 3
+NAMED = (NAME, SYNONYM, DETAIL)  # what a query must match in full before descriptions are read
+# Words of a description that say nothing of what it describes (never indexed, never counted).
+COMMON = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "so",
+        "such",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "they",
+        "this",
+        "to",
+        "when",
+        "with",
+        "do",
+        "does",
+        "not",
+        "no",
+        "again",
+        "used",
+        "use",
+        "make",
+        "makes",
+        "kept",
+        "keep",
+        "keeps",
+        "more",
+        "less",
+    ]
+)
 MAX_TERM = 64
 COUNT_CAP = 1000
 _HIGH = "\uffff"
@@ -83,10 +139,14 @@ def text_terms(text: str | None, with_pinyin: bool) -> set[str]:
 
 
 def material_terms(
-    material: Material, category: Category | None, supplier: Supplier | None
+    material: Material,
+    category: Category | None,
+    supplier: Supplier | None,
+    synonyms: list[str] | tuple[str, ...] = (),
 ) -> set[tuple[str, int]]:
     name_terms = text_terms(material.name_zh, True) | text_terms(material.name_en, False)
     name_terms.add(material.code.lower())
+    synonym_terms = set().union(*(text_terms(s, True) for s in synonyms)) - name_terms
     detail_text = " ".join(
         t or ""
         for t in (
@@ -97,8 +157,26 @@ def material_terms(
             supplier.name_en if supplier else "",
         )
     )
-    detail_terms = text_terms(detail_text, True) - name_terms
-    return {(t, NAME) for t in name_terms} | {(t, DETAIL) for t in detail_terms}
+    detail_terms = text_terms(detail_text, True) - name_terms - synonym_terms
+    described = text_terms(getattr(material, "description", None), False) - COMMON
+    described -= name_terms | synonym_terms | detail_terms
+    return (
+        {(t, NAME) for t in name_terms}
+        | {(t, SYNONYM) for t in synonym_terms}
+        | {(t, DETAIL) for t in detail_terms}
+        | {(t, DESCRIPTION) for t in described}
+    )
+
+
+def synonyms_of(session: Session, codes: list[str] | None = None) -> dict[str, list[str]]:
+    """Material code -> its other names (catalog_aliases of kind material)."""
+    stmt = select(CatalogAlias.code, CatalogAlias.alias).where(CatalogAlias.kind == "material")
+    if codes is not None:
+        stmt = stmt.where(CatalogAlias.code.in_(codes))
+    found: dict[str, list[str]] = {}
+    for code, alias in session.execute(stmt.order_by(CatalogAlias.id)):
+        found.setdefault(code, []).append(alias)
+    return found
 
 
 def index_material(session: Session, material: Material) -> None:
@@ -110,9 +188,10 @@ def index_material(session: Session, material: Material) -> None:
     supplier = material.supplier or (
         session.get(Supplier, material.supplier_id) if material.supplier_id else None
     )
+    synonyms = synonyms_of(session, [material.code]).get(material.code, [])
     rows = [
         {"term": term, "field": fld, "material_id": material.id}
-        for term, fld in material_terms(material, category, supplier)
+        for term, fld in material_terms(material, category, supplier, synonyms)
     ]
     if rows:
         session.execute(insert(MaterialSearchTerm), rows)
@@ -123,6 +202,7 @@ def rebuild_index(session: Session, batch: int = 2000) -> int:
     count = 0
     categories = {c.id: c for c in session.scalars(select(Category))}
     suppliers = {s.id: s for s in session.scalars(select(Supplier))}
+    synonyms = synonyms_of(session)
     last_id = 0
     while True:
         materials = session.scalars(
@@ -133,7 +213,9 @@ def rebuild_index(session: Session, batch: int = 2000) -> int:
         rows = [
             {"term": term, "field": fld, "material_id": m.id}
             for m in materials
-            for term, fld in material_terms(m, categories.get(m.category_id), suppliers.get(m.supplier_id))
+            for term, fld in material_terms(
+                m, categories.get(m.category_id), suppliers.get(m.supplier_id), synonyms.get(m.code, [])
+            )
         ]
         session.execute(insert(MaterialSearchTerm), rows)
         count += len(materials)
@@ -243,14 +325,23 @@ def _filter_conditions(filters: SearchFilters) -> list:
 
 
 def search_materials(
-    session: Session, query: str, filters: SearchFilters | None = None, limit: int = 10, offset: int = 0
+    session: Session,
+    query: str,
+    filters: SearchFilters | None = None,
+    limit: int = 10,
+    offset: int = 0,
+    described: bool = True,
 ) -> SearchPage:
+    """Materials matching every word of the query by name, synonym, spec, category or supplier;
+    when none does (and `described`), by their descriptions, the rarest shared words first."""
     filters = filters or SearchFilters()
     tokens = parse_query(query)
     text = normalise(query)
+    conditions = _filter_conditions(filters)
+    if not tokens and (filters.category_id is not None or filters.warehouse_id is not None):
+        return _listed(session, conditions, limit, offset)  # what a category or warehouse holds
     if not tokens:
         return SearchPage([], 0, False, offset, limit)
-    conditions = _filter_conditions(filters)
     wanted = offset + limit
     ids: list[int] = []
     seen: set[int] = set()
@@ -275,15 +366,23 @@ def search_materials(
         take(base.where(name > text, name < text + _HIGH).order_by(name))
     # 4. name contains every token  5. spec / category / supplier  6. each token in one or the other
     # (as the total counts them): index-driven, and a step runs only while the page is not full.
-    for fields in ((NAME,), (DETAIL,), (NAME, DETAIL)):
+    for fields in ((NAME,), (SYNONYM,), (DETAIL,), NAMED):
         stmt, driver, order = _postings(tokens, fields)
         take(stmt.join(Material, Material.id == driver.material_id).where(*conditions).order_by(*order))
+    if not ids and described:
+        ids = _described(session, tokens, conditions)
+        total = len(ids)
+        page = ids[offset:wanted]
+        found = (
+            {m.id: m for m in session.scalars(select(Material).where(Material.id.in_(page)))} if page else {}
+        )
+        return SearchPage([found[i] for i in page if i in found], total, False, offset, limit)
 
     # The total, capped: read at most 2 x (cap + 1) postings in index order (this stops early on
     # both databases; a DISTINCT ... LIMIT does not on PostgreSQL, which aggregates every match
     # first) and count the distinct materials among them. A material can stand in several postings
     # (a prefix matching two of its terms), so a full read means "at least", never exact.
-    stmt, driver, _ = _postings(tokens, (NAME, DETAIL))
+    stmt, driver, _ = _postings(tokens, NAMED)
     read_cap = 2 * (COUNT_CAP + 1)
     postings = (
         stmt.join(Material, Material.id == driver.material_id).where(*conditions).limit(read_cap).subquery()
@@ -305,3 +404,83 @@ def search_materials(
         offset=offset,
         limit=limit,
     )
+
+
+def _listed(session: Session, conditions: list, limit: int, offset: int) -> SearchPage:
+    """Every material the filters keep, by code: a page, and how many (capped)."""
+    page = session.scalars(
+        select(Material).where(*conditions).order_by(Material.code).limit(limit).offset(offset)
+    ).all()
+    counted = select(Material.id).where(*conditions).limit(COUNT_CAP + 1).subquery()
+    total = session.scalar(select(func.count()).select_from(counted)) or 0
+    return SearchPage(list(page), min(total, COUNT_CAP), total > COUNT_CAP, offset, limit)
+
+
+_FIELD_WEIGHT = {NAME: 1.0, SYNONYM: 1.0, DETAIL: 0.5, DESCRIPTION: 0.8}
+_DESCRIBED_CAP = 60  # a word more materials than this share says little of which one is meant
+
+
+def described_clearly(session: Session, query: str) -> str | None:
+    """The one material a description points at, when it scores well ahead of the next (half as
+    much again): 华夫饼上撒的那种大颗粒的糖 is the pearl sugar."""
+    scored = _described(session, parse_query(query), [Material.active.is_(True)], scores=True)
+    if not scored or (len(scored) > 1 and scored[0][1] < 1.5 * scored[1][1]):
+        return None
+    return session.scalar(select(Material.code).where(Material.id == scored[0][0]))
+
+
+def ranked_by_description(session: Session, query: str, codes: list[str]) -> list[str]:
+    """Which of these materials the query's other words describe, best first (one shared word is
+    enough): 做提拉米苏那个意大利奶酪 among the cheeses is mascarpone."""
+    conditions = [Material.active.is_(True), Material.code.in_(codes)]
+    ids = _described(session, parse_query(query), conditions, enough=1)
+    by_id = dict(
+        session.execute(select(Material.id, Material.code).where(Material.id.in_(ids))).tuples().all()
+    )
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def _described(
+    session: Session, tokens: list[Token], conditions: list, enough: int | None = None, scores: bool = False
+) -> list:
+    """Materials by the words of a description, not all of which need match: each word counts by
+    how rare it is (a word shared by many materials counts little, by more than _DESCRIBED_CAP
+    nothing) and where it is found; the best and those near it, best first."""
+    terms = {g for t in tokens for g in t.exact} | {
+        t.prefix for t in tokens if t.prefix and len(t.prefix) >= 3
+    }
+    terms -= COMMON
+    scores_: dict[int, float] = {}
+    matched: dict[int, int] = {}
+    for term in terms:
+        cut = re.sub(r"(?<=\w{4})(?:ing|ed)$", "", term)  # "sticking" finds "stick", "coloured" "colour"
+        condition = (
+            MaterialSearchTerm.term == term
+            if not term.isascii()
+            else and_(MaterialSearchTerm.term >= cut, MaterialSearchTerm.term < cut + _HIGH)
+        )
+        rows = session.execute(
+            select(MaterialSearchTerm.material_id, MaterialSearchTerm.field)
+            .join(Material, Material.id == MaterialSearchTerm.material_id)
+            .where(condition, *conditions)
+            .limit(4 * _DESCRIBED_CAP)
+        ).all()
+        best: dict[int, float] = {}
+        for mid, fld in rows:
+            best[mid] = max(best.get(mid, 0.0), _FIELD_WEIGHT.get(fld, 0.5))
+        if not best or len(best) > _DESCRIBED_CAP:
+            continue
+        rarity = math.log(1 + _DESCRIBED_CAP / len(best))
+        for mid, weight in best.items():
+            scores_[mid] = scores_.get(mid, 0.0) + rarity * weight
+            matched[mid] = matched.get(mid, 0) + 1
+    if not scores_:
+        return []
+    top = max(scores_.values())
+    if enough is None:
+        enough = 2 if len(terms) >= 3 else 1  # several words said: a material must share two of them
+    ranked = sorted(
+        (mid for mid, v in scores_.items() if v >= 0.5 * top and matched[mid] >= enough),
+        key=lambda mid: (-scores_[mid], mid),
+    )
+    return [(mid, scores_[mid]) for mid in ranked[:COUNT_CAP]] if scores else ranked[:COUNT_CAP]

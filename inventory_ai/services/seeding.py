@@ -62,11 +62,14 @@ def seed(session: Session, demo_password: str, seed_dir: Path = SEED_DIR) -> See
         "suppliers": _seed_simple(session, Supplier, _rows("suppliers.csv", seed_dir)),
     }
     session.flush()
+    # Other names first: a material's synonyms are indexed with it.
+    created["aliases"] = _seed_aliases(session, seed_dir)
+    session.flush()
     created["materials"] = _seed_materials(session, seed_dir)
     session.flush()
+    created["described"] = _seed_descriptions(session, seed_dir)
     created["movements"] = _seed_movements(session, seed_dir)
     created["intents"] = _seed_intents(session, seed_dir)
-    created["aliases"] = _seed_aliases(session, seed_dir)
     created["users"] = _seed_users(session, demo_password)
     session.commit()
     return SeedReport(created)
@@ -83,6 +86,7 @@ def _seed_materials(session: Session, seed_dir: Path) -> int:
     existing = set(session.scalars(select(Material.code)))
     categories = {c.code: c for c in session.scalars(select(Category))}
     suppliers = {s.code: s for s in session.scalars(select(Supplier))}
+    described = {row["code"]: row["description"].strip() for row in _material_texts(seed_dir)}
     count = 0
     for row in _rows("materials.csv", seed_dir):
         if row["code"] in existing:
@@ -94,6 +98,7 @@ def _seed_materials(session: Session, seed_dir: Path) -> int:
             name_en_key=row["name_en"].lower(),
             unit=row["unit"],
             spec=row["spec"] or None,
+            description=described.get(row["code"]) or None,
             category=categories[row["category"]],
             supplier=suppliers.get(row["supplier"]),
             reorder_point=Decimal(row["reorder_point"]),
@@ -157,15 +162,43 @@ def _seed_intents(session: Session, seed_dir: Path) -> int:
     return len(new)
 
 
+def _material_texts(seed_dir: Path) -> list[dict]:
+    """material_texts.csv: each seeded material's synonyms (separated by |) and description."""
+    if not (seed_dir / "material_texts.csv").exists():
+        return []
+    return list(_rows("material_texts.csv", seed_dir))
+
+
 def _seed_aliases(session: Session, seed_dir: Path) -> int:
     existing = set(session.execute(select(CatalogAlias.kind, CatalogAlias.alias, CatalogAlias.code)).tuples())
-    new = [
-        CatalogAlias(kind=row["kind"], code=row["code"], alias=row["alias"].lower())
-        for row in _rows("aliases.csv", seed_dir)
-        if (row["kind"], row["alias"].lower(), row["code"]) not in existing
+    rows = [(row["kind"], row["code"], row["alias"]) for row in _rows("aliases.csv", seed_dir)]
+    rows += [
+        ("material", row["code"], synonym.strip())
+        for row in _material_texts(seed_dir)
+        for synonym in row["synonyms"].split("|")
+        if synonym.strip()
     ]
+    new = []
+    for kind, code, alias in rows:
+        key = (kind, alias.lower(), code)
+        if key not in existing:
+            existing.add(key)
+            new.append(CatalogAlias(kind=kind, code=code, alias=alias.lower()))
     session.add_all(new)
     return len(new)
+
+
+def _seed_descriptions(session: Session, seed_dir: Path) -> int:
+    """Descriptions for materials that have none yet (an admin's own text is kept), re-indexed."""
+    texts = {row["code"]: row["description"].strip() for row in _material_texts(seed_dir)}
+    count = 0
+    for material in session.scalars(select(Material).where(Material.code.in_(list(texts)))):
+        if not material.description and texts[material.code]:
+            material.description = texts[material.code]
+            session.flush()
+            index_material(session, material)
+            count += 1
+    return count
 
 
 def _seed_users(session: Session, password: str) -> int:

@@ -39,6 +39,8 @@ class MaterialSchema(Schema):
     name_en = fields.String()
     unit = fields.String()
     spec = fields.String(allow_none=True)
+    description = fields.String(allow_none=True)
+    synonyms = fields.Function(lambda m: materials.synonyms(db.session, m))
     category = fields.Function(lambda m: m.category.code if m.category else None)
     supplier = fields.Function(lambda m: m.supplier.code if m.supplier else None)
     reorder_point = decimal_string(3)
@@ -56,6 +58,8 @@ class MaterialCreateSchema(Schema):
     name_en = fields.String(required=True, validate=validate.Length(min=1, max=200))
     unit = fields.String(required=True, validate=validate.OneOf(UNITS))
     spec = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=200))
+    description = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=300))
+    synonyms = fields.List(fields.String(validate=validate.Length(min=1, max=100)), load_default=None)
     category = fields.String(required=True, validate=validate.Length(min=1, max=100))
     supplier = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=200))
     reorder_point = DecimalIn(3, load_default=0)
@@ -67,6 +71,8 @@ class MaterialUpdateSchema(Schema):
     name_en = fields.String(validate=validate.Length(min=1, max=200))
     unit = fields.String(validate=validate.OneOf(UNITS))
     spec = fields.String(allow_none=True, validate=validate.Length(max=200))
+    description = fields.String(allow_none=True, validate=validate.Length(max=300))
+    synonyms = fields.List(fields.String(validate=validate.Length(min=1, max=100)))
     category = fields.String(validate=validate.Length(min=1, max=100))
     supplier = fields.String(allow_none=True, validate=validate.Length(max=200))
     reorder_point = DecimalIn(3)
@@ -125,7 +131,8 @@ class MaterialImport(MethodView):
     @blp.response(201, ImportResultSchema)
     @blp.doc(
         requestBody={"required": True, "content": {"text/csv": {"schema": {"type": "string"}}}},
-        description="CSV with header code,name_zh,name_en,unit,spec,category,supplier,reorder_point,unit_cost. "
+        description="CSV with header code,name_zh,name_en,unit,spec,category,supplier,reorder_point,unit_cost "
+        "and optionally description (one line) and synonyms (other names separated by |). "
         "Every row is checked; any error imports nothing and lists every problem by line.",
     )
     def post(self):

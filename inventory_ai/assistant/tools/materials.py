@@ -5,10 +5,11 @@ from __future__ import annotations
 from decimal import Decimal
 
 from inventory_ai.assistant.tools.base import ToolContext, ToolExecutor
+from inventory_ai.errors import InvalidInput
 from inventory_ai.services import shown, sites, stats
 from inventory_ai.services.catalog import find_category, find_material
 from inventory_ai.services.purchasing import pending_for
-from inventory_ai.services.search import SearchFilters, search_materials
+from inventory_ai.services.search import SearchFilters, search_materials, synonyms_of
 from inventory_ai.services.specs import english_spec
 from inventory_ai.services.units import fmt_quantity
 
@@ -18,7 +19,10 @@ class SearchMaterials(ToolExecutor):
     bounded = True
     labels = ("搜索原料", "Material search")
     help = ("查找原料，例如“帮我查找面粉原料”", 'find materials, e.g. "find flour"')
-    description = "Find materials by Chinese name, pinyin, English word or code; with stock."
+    description = (
+        "Find materials by Chinese name, pinyin, English word, code, other name or what they are used "
+        "for; with stock."
+    )
     parameters = {
         "type": "object",
         "properties": {
@@ -26,25 +30,28 @@ class SearchMaterials(ToolExecutor):
                 "type": "string",
                 "minLength": 1,
                 "maxLength": 100,
-                "description": "面粉, flour, M001",
+                "description": "面粉, flour, M001; leave out to list what a category or warehouse holds",
             },
             "category": {"type": "string"},
             "warehouse": {"type": "string"},
             "in_stock": {"type": "boolean"},
             "limit": {"type": "integer", "minimum": 1, "maximum": 50},
         },
-        "required": ["keyword"],
         "additionalProperties": False,
     }
 
     def execute(self, arguments: dict, context: ToolContext):
         session = context.session
+        if not arguments.get("keyword") and not (arguments.get("category") or arguments.get("warehouse")):
+            raise InvalidInput("give a keyword, or a category or warehouse to list what it holds")
         filters = SearchFilters(in_stock=bool(arguments.get("in_stock")), sites=context.sites)
         if arguments.get("category"):
             filters.category_id = find_category(session, arguments["category"]).id
         if arguments.get("warehouse"):
             filters.warehouse_id = sites.checked_warehouse(session, context.sites, arguments["warehouse"]).id
-        page = search_materials(session, arguments["keyword"], filters, limit=arguments.get("limit", 10))
+        page = search_materials(
+            session, arguments.get("keyword") or "", filters, limit=arguments.get("limit", 10)
+        )
         stock = stats.stock_by_material(session, [m.id for m in page.materials], sites=context.sites)
         rows = []
         for m in page.materials:
@@ -74,7 +81,10 @@ class GetMaterialDetail(ToolExecutor):
     bounded = True
     labels = ("原料详情", "Material details")
     help = ("查看原料详情，例如“M001 详情”", 'look at one material, e.g. "details of M001"')
-    description = "One material in full: spec, supplier, cost, reorder point, stock, recent movements."
+    description = (
+        "One material in full: what it is and its other names, spec, supplier, cost, reorder point, "
+        "stock, recent movements."
+    )
     parameters = {
         "type": "object",
         "properties": {"material": {"type": "string", "minLength": 1, "description": "code or name"}},
@@ -95,6 +105,8 @@ class GetMaterialDetail(ToolExecutor):
             "unit": m.unit,
             "spec": m.spec,
             "spec_en": english_spec(m.spec),
+            "description": m.description,
+            "synonyms": synonyms_of(session, [m.code]).get(m.code, []),
             "category": m.category.name_zh,
             "supplier": m.supplier.name_zh if m.supplier else None,
             "unit_cost_cny": format(m.unit_cost.quantize(Decimal("0.01")), "f"),

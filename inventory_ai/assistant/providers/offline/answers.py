@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from inventory_ai.assistant.providers.offline import words
 from inventory_ai.services.ledger import MOVEMENT_WORDS
 from inventory_ai.text import CJK_RUN
 
@@ -38,19 +39,7 @@ def compose_answer(language: str, text: str, results: list[dict], names: Callabl
     return report[-1] if report else "\n\n".join(p for p in parts if p)
 
 
-# What went wrong, in Chinese, by the error's type: the services word their errors in English for the
-# model and the logs, and a Chinese reply must not carry them half-translated.
-_ERRORS_ZH = {
-    "NotFound": "没有找到对应的原料或仓库，请检查名称或编码。",
-    "PermissionDenied": "您的角色不能执行这个操作，请联系主管或管理员。",
-    "InvalidArguments": "请求里的信息不完整或不对，请写明原料、数量和单位后再试。",
-    "InvalidInput": "请求里的信息不对，请检查数量、单位和仓库后再试。",
-    "InsufficientStock": "库存不足，无法登记这笔出库。",
-    "Conflict": "这条记录刚被别人改过，请刷新后再试。",
-    "Timeout": "查询超时，请稍后再试。",
-    "Interrupted": "处理中断了，这笔操作没有执行。",
-    "Expired": "审批已过期，没有登记。",
-}
+_ERRORS_ZH = words.ERRORS_ZH  # what went wrong, in Chinese, by the error's type (offline_words.json)
 
 
 def _answer_one(zh: bool, result: dict, say: Callable[[str], str]) -> str:
@@ -74,6 +63,22 @@ def _search(zh, args, data, say):
     """One line: how many, and the best match. The rows are the result (the page's table)."""
     rows = data.get("materials", [])
     keyword = args.get("keyword", "")
+    if not keyword:  # what a warehouse or category holds
+        where = " / ".join(
+            say(x) if not zh else x for x in (args.get("warehouse"), args.get("category")) if x
+        )
+        names = "、".join(r["name"] for r in rows[:5]) if zh else ", ".join(r["name_en"] for r in rows[:5])
+        if zh:
+            return (
+                f"{where} 共 {data.get('total', len(rows))} 种原料，例如 {names}。"
+                if rows
+                else f"{where} 没有原料。"
+            )
+        return (
+            f"{where} holds {data.get('total', len(rows))} materials, e.g. {names}."
+            if rows
+            else f"{where} holds no materials."
+        )
     if not rows:
         return f"没有找到与“{keyword}”相关的原料。" if zh else f'No materials match "{keyword}".'
     best, total = rows[0], data["total"]
@@ -98,6 +103,7 @@ def _detail(zh, args, data, say):
             f"{data['name']} ({data['code']}，{data['name_en']})：库存 {data['stock']} {data['unit']}{flag}。\n"
             f"- 分仓：{warehouses}\n- 规格：{data.get('spec') or '-'}；类别：{data['category']}；供应商：{data.get('supplier') or '-'}\n"
             f"- 单价：{data['unit_cost_cny']} 元/{data['unit']}；补货点：{data['reorder_point']} {data['unit']}"
+            + _described(data, zh)
         )
     flag = ", below its reorder point" if low else ""
     supplier = say(data["supplier"]) if data.get("supplier") else "-"
@@ -106,6 +112,17 @@ def _detail(zh, args, data, say):
         f"- By warehouse: {warehouses}\n- Spec: {data.get('spec_en') or data.get('spec') or '-'}; category: {say(data['category'])}; "
         f"supplier: {supplier}\n"
         f"- Unit cost: CNY {data['unit_cost_cny']}/{data['unit']}; reorder point: {data['reorder_point']} {data['unit']}"
+        + _described(data, zh)
+    )
+
+
+def _described(data, zh) -> str:
+    """What the material is and its other names, as the catalogue keeps them."""
+    text, also = data.get("description"), ", ".join((data.get("synonyms") or [])[:6])
+    if zh:  # the description holds the Chinese line before " / " and the English after
+        return (f"\n- 说明：{text.split(' / ')[0]}" if text else "") + (f"\n- 又称：{also}" if also else "")
+    return (f"\n- What it is: {text.split(' / ')[-1]}" if text else "") + (
+        f"\n- Also called: {also}" if also else ""
     )
 
 

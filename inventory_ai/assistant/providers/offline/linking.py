@@ -26,10 +26,16 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from inventory_ai.assistant.providers.offline import words
+from inventory_ai.assistant.providers.offline.places import Place, PlaceFinder, _whole_word
 from inventory_ai.assistant.providers.offline.slots import PACKS
 from inventory_ai.assistant.providers.offline.vocabulary import Vocabulary, catalogue_words, sounds_like
-from inventory_ai.models import Category, Material, Supplier, Warehouse
-from inventory_ai.services.search import normalise, search_materials
+from inventory_ai.models import Material
+from inventory_ai.services.search import (
+    described_clearly,
+    normalise,
+    ranked_by_description,
+    search_materials,
+)
 from inventory_ai.text import CJK_RUN
 
 EN_WORD = r"[A-Za-z][A-Za-z0-9'&-]*"
@@ -60,16 +66,6 @@ class Mention:
 
 
 @dataclass
-class Place:
-    kind: str  # warehouse | category | supplier
-    code: str
-    name_zh: str
-    name_en: str
-    span: tuple[int, int]
-    by_building: bool = False  # said as where it stands ("building B"), not by its name
-
-
-@dataclass
 class Links:
     materials: list[Mention] = field(default_factory=list)
     places: list[Place] = field(default_factory=list)
@@ -80,10 +76,6 @@ class Links:
 
 def _candidate(m: Material) -> Candidate:
     return Candidate(m.code, m.name_zh, m.name_en, m.unit, m.spec, m.category.code if m.category else None)
-
-
-# English first words of supplier names that are everyday words, never taken as the supplier alone.
-_EVERYDAY = {"golden", "bright", "fresh", "green", "super", "happy", "royal", "great", "first", "angel"}
 
 
 def _glued(phrase: str, mention: Mention) -> bool:
@@ -109,7 +101,7 @@ def _slips(a: str, b: str) -> int:
     return previous[-1]
 
 
-class Linker:
+class Linker(PlaceFinder):
     def __init__(self, session: Session, aliases: dict[str, list[tuple[str, str]]] | None = None):
         self.session = session
         # phrase (lower-case) -> [(kind, code)], from seed_data/aliases.csv and admins
@@ -121,120 +113,6 @@ class Linker:
         self._vocabulary: Vocabulary | None = None
 
     # --- places: warehouses, categories, suppliers (small tables) ----------------------------------
-
-    def places(self) -> list[tuple[str, str, list[str], Place]]:
-        if self._places is None:
-            rows: list[tuple[str, str, list[str], Place]] = []
-            for kind, model in (("warehouse", Warehouse), ("category", Category), ("supplier", Supplier)):
-                for item in self.session.scalars(select(model)):
-                    names = [item.name_zh, item.name_en.lower(), item.code.lower()]
-                    if kind == "warehouse":
-                        names += [item.name_zh[:-1]] if len(item.name_zh) >= 3 else []
-                        short = re.sub(r"(?<=[a-z])0+(?=\d)", "", item.code.lower())  # WH01 -> wh1
-                        names += [short, re.sub(r"(?<=[a-z])(?=\d)", " ", short)]  # wh1, wh 1
-                        names += [f"warehouse {short[2:]}", f"warehouse #{short[2:]}"]  # warehouse 1
-                        names += [f"wh-{short[2:]}", item.code.lower().replace("wh", "wh-")]  # wh-1, wh-01
-                        first = item.name_en.lower().split()[0]
-                        names += [f"{first} {w}" for w in ("warehouse", "store", "room", "stores", "wh")]
-                        # Where it stands: "A栋一楼 Building A" is also called A栋, A座, building A.
-                        for b in re.findall(r"([A-Za-z])\s*[栋座幢号楼]", item.location or "")[:1]:
-                            b = b.lower()
-                            buildings = [f"{b}栋", f"{b}座", f"{b}幢", f"building {b}", f"block {b}"]
-                            names += buildings
-                            self._buildings.update(buildings)
-                    if kind == "category":
-                        head = re.split(r"[ &]", item.name_en.lower())[0]
-                        names += [f"{head} category", f"{head} categories", f"{head} section"]
-                        names += [f"{item.name_zh}类"] if not item.name_zh.endswith("类") else []
-                        if len(item.name_zh) == 4:  # the usual contraction: 包装材料 -> 包材
-                            names.append(item.name_zh[0] + item.name_zh[2])
-                    if kind == "supplier":
-                        names += self._short_supplier_names(item)
-                    names += [a for a, targets in self.aliases.items() if (kind, item.code) in targets]
-                    place = Place(kind, item.code, item.name_zh, item.name_en, (0, 0))
-                    rows.append((kind, item.code, [n for n in names if n], place))
-            self._places = rows
-            # 包材 is 包材仓's short name and 包装材料's contraction: a place to move goods to or
-            # from, else the kind of goods.
-            warehouses = {n for kind, _code, names, _place in rows if kind == "warehouse" for n in names}
-            self._both = warehouses & {n for kind, _c, names, _p in rows if kind == "category" for n in names}
-        return self._places
-
-    def _short_supplier_names(self, supplier) -> list[str]:
-        """What people call a supplier: 中粮 for 中粮面业, 德清源 for 德清源蛋业, taikoo for Taikoo
-        Sugar; never a short name that is part of a material's name (新疆 of 新疆果业 is in
-        新疆葡萄干) or an everyday English word."""
-        short_zh = re.sub(
-            r"(?:面业|糖业|乳业|乳品|蛋业|酵母|果业|调料|包装|面粉厂|食品|公司)$", "", supplier.name_zh
-        )
-        first_en = supplier.name_en.lower().split()[0]
-        vocabulary = self.vocabulary()
-        names = []
-        if short_zh != supplier.name_zh and len(short_zh) >= 2 and short_zh not in vocabulary.names_zh:
-            names.append(short_zh)
-            if len(short_zh) == 2:  # two characters occur in ordinary words: only said as a supplier
-                self._said_as_supplier_only.add(short_zh)
-        if len(first_en) >= 5 and first_en not in vocabulary.word_set and first_en not in _EVERYDAY:
-            names.append(first_en)
-            self._said_as_supplier_only.add(first_en)
-        return names
-
-    def warehouses(self) -> list[tuple[str, str, str]]:
-        """(code, Chinese name, English name) of every warehouse."""
-        return [(p.code, p.name_zh, p.name_en) for kind, _c, _n, p in self.places() if kind == "warehouse"]
-
-    def english_names(self) -> dict[str, str]:
-        """Chinese name -> English name of every warehouse, category and supplier."""
-        return {place.name_zh: place.name_en for _kind, _code, _names, place in self.places()}
-
-    def find_places(self, text: str) -> list[Place]:
-        lowered = text.lower()
-        found: list[Place] = []
-        taken: list[tuple[int, int]] = []
-        candidates = sorted(
-            ((len(n), n, kind, code, place) for kind, code, names, place in self.places() for n in names),
-            reverse=True,
-        )
-        for _length, name, _kind, _code, place in candidates:
-            for m in re.finditer(re.escape(name), lowered):
-                span = m.span()
-                ascii_name = name.isascii()
-                if ascii_name and not _whole_word(lowered, span):
-                    continue
-                if name in self._said_as_supplier_only and not _about_a_supplier(lowered, span):
-                    continue  # 味香 in 风味香精, "anchor the pallet": not the supplier
-                if name in self._both and (_kind == "warehouse") != bool(
-                    _TO_OR_FROM.search(lowered[: span[0]])
-                ):
-                    continue
-                if any(span[0] < b and span[1] > a for a, b in taken):
-                    continue
-                if _kind == "category" and name == _code.lower() and text[span[0] : span[1]] != _code:
-                    continue  # a category's code (LE, DA) only as typed in capitals: "le", "da" are pinyin
-                if (
-                    name in self._buildings
-                    and ascii_name
-                    and not text[span[1] - 1].isupper()
-                    and not re.match(r"\s*(?:$|[,.;:!?)]|to\b|from\b|and\b)", lowered[span[1] :])
-                ):
-                    continue  # "building a list" is no building: its letter in capitals or standing alone
-                taken.append(span)
-                found.append(
-                    Place(place.kind, place.code, place.name_zh, place.name_en, span, name in self._buildings)
-                )
-        # "from main to the cold store", "main -> cold": beside from, to or an arrow, a warehouse's
-        # first English word is enough.
-        for kind, _code, _names, place in self.places():
-            if kind != "warehouse" or any(p.code == place.code for p in found):
-                continue
-            first = re.escape(place.name_en.lower().split()[0])
-            said = rf"\b(?:from|to|into|back to|out of|in|at)\s+(?:the\s+)?({first})\b(?!\s+(?:flour|ingredient|course|reason|thing|issue|problem|point|line))|\b({first})\s*(?:->|→|=>)|(?:->|→|=>)\s*({first})\b"
-            for m in re.finditer(said, lowered):
-                span = next(m.span(g) for g in (1, 2, 3) if m.group(g))
-                if not any(span[0] < b and span[1] > a for a, b in taken):
-                    taken.append(span)
-                    found.append(Place(place.kind, place.code, place.name_zh, place.name_en, span))
-        return sorted(found, key=lambda p: p.span)
 
     # --- materials -----------------------------------------------------------------------------------
 
@@ -298,9 +176,9 @@ class Linker:
                     typed, span = sounds[material.name_zh]
                     found.setdefault(typed, (material, span))
         for phrase, targets in self.aliases.items():
-            codes = [code for kind, code in targets if kind == "material"]
-            if codes and phrase in lowered:
-                material = self.session.scalar(select(Material).where(Material.code == codes[0]))
+            codes = {code for kind, code in targets if kind == "material"}
+            if len(codes) == 1 and phrase in lowered:  # 芝士 is three cheeses: the search says which
+                material = self.session.scalar(select(Material).where(Material.code == next(iter(codes))))
                 if material is not None:
                     found.setdefault(phrase, (material, lowered[phrase]))
         mentions: list[Mention] = []
@@ -467,9 +345,12 @@ class Linker:
         when that finds the same materials and only such names besides; else the word."""
         if not re.fullmatch(r"[\u4e00-\u9fff]{2}", word):
             return word
-        whole = {m.name_zh for m in search_materials(self.session, word, limit=50).materials}
+        whole = {m.name_zh for m in search_materials(self.session, word, limit=50, described=False).materials}
         apart = {
-            m.name_zh for m in search_materials(self.session, f"{word[0]} {word[1]}", limit=50).materials
+            m.name_zh
+            for m in search_materials(
+                self.session, f"{word[0]} {word[1]}", limit=50, described=False
+            ).materials
         }
         extra = apart - whole
         if len(whole) < 2 or not extra or not whole <= apart:
@@ -477,8 +358,46 @@ class Linker:
         infix = re.compile(f"{word[0]}[\u4e00-\u9fff]{word[1]}")
         return f"{word[0]} {word[1]}" if all(infix.search(name) for name in extra) else word
 
+    def described(self, text: str) -> Mention | None:
+        """A material described rather than named ("the spray that stops trays sticking"): what the
+        catalogue's descriptions and other names share with the words left over; one clear match,
+        or the few nearest to ask about."""
+        said = [
+            m
+            for m in re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]+", text)
+            if m.group(0).lower() not in words.EN_STOP
+        ]
+        if not said:
+            return None
+        span = (said[0].start(), said[-1].end())
+        page = search_materials(self.session, text[span[0] : span[1]], limit=4)
+        if not page.materials:
+            return None
+        candidates = [_candidate(m) for m in page.materials]
+        clear = (
+            page.total == 1 or described_clearly(self.session, text[span[0] : span[1]]) == candidates[0].code
+        )
+        return Mention(
+            text[span[0] : span[1]], span, candidates[:1] if clear else candidates, clear, page.total
+        )
+
+    def narrowed(self, mention: Mention, rest: str) -> Mention:
+        """A name several materials share, made one by what else the request says of it, read
+        against their descriptions and other names (华夫饼上撒的那种大颗粒的糖 is the pearl sugar)."""
+        if mention.exact or len(mention.candidates) < 2 or mention.total > 50:
+            return mention
+        said = " ".join(m.group(0) for m in re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]{{2,}}", rest))
+        if not said:
+            return mention
+        every = search_materials(self.session, mention.text, limit=50, described=False).materials
+        ranked = ranked_by_description(self.session, said, [m.code for m in every])
+        if not ranked:
+            return mention
+        chosen = _candidate(next(m for m in every if m.code == ranked[0]))
+        return Mention(mention.text, mention.span, [chosen], True, 1)
+
     def _search(self, phrase: str, span: tuple[int, int]) -> Mention | None:
-        page = search_materials(self.session, phrase, limit=8)
+        page = search_materials(self.session, phrase, limit=8, described=False)
         if not page.materials:
             return None
         candidates = [_candidate(m) for m in page.materials]
@@ -493,26 +412,6 @@ def _in_order(short: str, name: str) -> bool:
 
 def _singular(phrase: str) -> str:
     return " ".join(re.sub(r"(?<=[^s])s$", "", w) if len(w) > 3 else w for w in phrase.split())
-
-
-_TO_OR_FROM = re.compile(r"(?:到|从|去|往|调回|回|进|from|to|into)\s*$")
-_SUPPLIER_BEFORE = re.compile(r"(?:从|跟|向|找|问|让|\bfrom|\bby|\bwith|\bbuy from|\border from)\s*$")
-_SUPPLIER_AFTER = re.compile(
-    r"^\s*(?:的|那边|那里|那儿|家|供|送|发|这边|'s\b|stuff\b|materials?\b|products?\b|items?\b|"
-    r"deliver|suppl|sends?\b|sent\b)"
-)
-
-
-def _about_a_supplier(text: str, span: tuple[int, int]) -> bool:
-    """A short supplier name is the supplier when it is said as one: 中粮的东西, 从中粮, "from
-    anchor", "anchor's products"."""
-    return bool(_SUPPLIER_BEFORE.search(text[: span[0]]) or _SUPPLIER_AFTER.match(text[span[1] :]))
-
-
-def _whole_word(text: str, span: tuple[int, int]) -> bool:
-    before = text[span[0] - 1] if span[0] > 0 else " "
-    after = text[span[1]] if span[1] < len(text) else " "
-    return not (before.isascii() and before.isalnum()) and not (after.isascii() and after.isalnum())
 
 
 def _segments(run: str, chars: set[str]):

@@ -44,7 +44,7 @@ def lookup(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if (
         mention is not None
         and mention.exact
-        and not category
+        and (not category or category == mention.best.category)  # 包装里放的吸氧小包: its own kind
         and "get_material_detail" in ctx.offered
         and not (asked_for_a_list and (not mention.named or len(r.links.materials) > 1))
     ):  # one material named: its detail, unless a search was asked for with a partial name
@@ -142,6 +142,23 @@ def _asked_term(r: Reading) -> str | None:
     return term if 2 <= len(term) <= 16 or one_character else None
 
 
+def what_is_in(text: str, r: Reading, ctx: Context) -> Plan | None:
+    """What a warehouse or a category holds ("包材仓都有什么", "list all the additives"): a search
+    filtered by it, not its figures or its low stock."""
+    warehouse, category = place(r, "warehouse"), place(r, "category")
+    if (
+        (warehouse or category)
+        and not (r.links.materials or r.slots.quantities or r.slots.period or r.slots.codes)
+        and "search_materials" in ctx.offered
+        and re.search(words.WHAT_IS_IN, text, re.I)
+        and not re.search(words.RUNNING_LOW, text, re.I)
+        and not re.search(words.REPORT, text, re.I)
+    ):
+        args = {"warehouse": warehouse} if warehouse else {}
+        return Plan("search_materials", {**args, **({"category": category} if category else {})})
+    return None
+
+
 def stats(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     mention = primary(r.links)
     kind = mention is not None and re.search(words.KIND_MARK, r.text[mention.span[1] :], re.I)
@@ -154,6 +171,15 @@ def stats(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         and not r.links.places
         and "get_material_detail" in ctx.offered
     ):  # "is the caster sugar below its reorder level?": that one material's level and reorder point
+        return Plan("get_material_detail", {"material": mention.best.code})
+    if (
+        tool == "get_inventory_stats"
+        and mention is not None
+        and mention.exact
+        and len(r.links.materials) == 1
+        and not (kind or r.links.places or re.search(words.FIGURES, r.text, re.I))
+        and "get_material_detail" in ctx.offered
+    ):  # "做提拉米苏那个意大利奶酪库存": one material's stock is its detail, not the warehouse's figures
         return Plan("get_material_detail", {"material": mention.best.code})
     if warehouse := place(r, "warehouse"):
         args["warehouse"] = warehouse

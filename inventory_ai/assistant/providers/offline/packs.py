@@ -6,23 +6,10 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-# The pack words a material's spec uses, and what people call them in English, most likely first.
-PACK_WORDS = {
-    # "box" in English is the case a delivery comes in (two outside sets said so); a 盒 inside a case
-    # is a tub or a carton.
-    "箱": ("case", "box", "carton", "cs", "ctn", "crate"),
-    "盒": ("tub", "carton", "box"),
-    "袋": ("bag", "sack"),
-    "包": ("pack", "packet", "bag"),
-    "桶": ("bucket", "drum", "tub", "pail", "barrel", "jug", "jerry can", "jerrycan"),
-    "瓶": ("bottle", "btl"),
-    "罐": ("can", "tin", "jar"),
-    "块": ("block", "brick"),
-    "片": ("sheet",),
-    "条": ("bar", "stick"),
-    "卷": ("roll",),
-    "托": ("pallet",),
-}
+from inventory_ai.assistant.providers.offline import words
+
+# The pack words a material's spec uses, and what people call them in English (offline_words.json).
+PACK_WORDS = {pack: tuple(names) for pack, names in words.PACK_WORDS.items()}
 _SPEC_UNITS = {"kg": "kg", "公斤": "kg", "g": "g", "克": "g", "l": "L", "升": "L", "ml": "mL", "毫升": "mL"}
 _SPEC = re.compile(
     r"(?P<size>\d+(?:\.\d+)?)\s*(?P<unit>kg|公斤|g|克|ml|毫升|l|升|个|枚|根|张|片|粒|pcs|包|袋|盒)(?=\s*[×xX*/])"

@@ -1,5 +1,7 @@
-"""Periods and due dates as staff say them: 今天, 前天, 本周, 上个月, 最近7天, "since Monday",
-"nov 1 to nov 10", 11月1号到10号; and a purchase's needed-by date (2026-12-05, 12月5日, 下周一)."""
+"""Periods and due dates as staff say them: 今天, 前天, 本周, 上个月, 上上周, 最近7天, 过去三个月,
+"since Monday", "nov 1 to nov 10", 11月1号到10号, a month (9月的, 八月份, "in October"), an open period
+(10号以后, 10月以来, "since October"); and a purchase's needed-by date (2026-12-05, 12月5日, 下周一,
+"by Dec 1", 明年七月底前, 月底前)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from inventory_ai.assistant.providers.offline import words
 from inventory_ai.assistant.providers.offline.numbers import NUMBER, number
 
 
@@ -18,26 +21,7 @@ class Period:
 
 
 _N = rf"({NUMBER})"
-_PERIODS = [
-    (rf"(?:最近|近|过去|前)\s*{_N}\s*(?:天|日)|(?:last|past|previous)\s+{_N}\s+days?|{_N}\s+days?", "days"),
-    (
-        rf"(?:最近|近|过去|前)\s*{_N}\s*(?:个)?(?:星期|周|礼拜)|(?:last|past)\s+{_N}\s+(?:weeks?|wks?)",
-        "weeks",
-    ),
-    (
-        r"(?:最近|近|过去)?一(?:个)?(?:星期|周|礼拜)|(?:last|past)\s+(?:7\s+days|seven\s+days)|past\s+week|(?:over|in)\s+the\s+last\s+week",
-        "week7",
-    ),
-    (r"最近一个月|近一个月|过去一个月|past\s+month|last\s+30\s+days", "month30"),
-    (r"上周|上星期|上个星期|上礼拜|last\s+(?:week|wk)s?\b", "last_week"),
-    (r"本周|这周|这个星期|这星期|这礼拜|this\s+(?:week|wk)s?\b|week[- ]to[- ]date|\bwtd\b", "this_week"),
-    (r"上个月|上月|last\s+month", "last_month"),
-    (r"本月|这个月|这月|当月|this\s+month|month[- ]to[- ]date|\bmtd\b|本月至今", "this_month"),
-    (r"大前天", "three_days_ago"),
-    (r"(?<!大)前天|the\s+day\s+before\s+yesterday", "day_before"),
-    (r"昨天|昨日|昨儿个?|昨晚|yesterday", "yesterday"),
-    (r"今天|今日|今儿个?|今早|今晚|this\s+morning|this\s+afternoon|today|tonight", "today"),
-]
+_PERIODS = [(p.replace("{N}", _N), kind) for p, kind in words.PERIODS]  # offline_words.json
 _PERIOD_RES = [(re.compile(p, re.I), kind) for p, kind in _PERIODS]
 
 
@@ -139,15 +123,95 @@ def _since_weekday(text: str, today: date) -> Period | None:
     return Period(since, today, m.span())
 
 
+def _months_before(today: date, n: int) -> date:
+    """The same day n months back (the month's last day when it has no such day)."""
+    year, month = divmod(today.year * 12 + today.month - 1 - n, 12)
+    return date(year, month + 1, min(today.day, _month_end(year, month + 1).day))
+
+
+def _month_end(year: int, month: int) -> date:
+    return (date(year, month, 28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
+
+
+_ZH_MONTH = r"(?P<m>1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])"
+_ZH_MONTH_ALONE = _ZH_MONTH.replace("?P<m>", "?P<m2>")
+# A whole month: 9月的入库, 八月份, 去年12月, "in October", "during Sept" (never 月饼, 9月5号, 月底前).
+_MONTH_PERIOD = re.compile(
+    rf"(?:(?P<y>20\d\d)年|(?P<rel>今年|去年))?(?<![\d个上本这下])(?<!每){_ZH_MONTH}月份?(?![\d饼底初中]|\s*[前之]|[一二三四五六七八九十]+[日号])"
+    rf"|\b(?:in|during|for|of|over|through|across|throughout)\s+(?:the\s+month\s+of\s+)?(?P<en>{_MONTH_NAME})"
+    rf"(?:\s+(?P<eny>20\d\d))?",
+    re.I,
+)
+# From a day or a month on, to today: 10号以后, 10月以来, 10月1号之后, "since October", "after the 10th".
+_OPEN = re.compile(
+    rf"(?:(?:{_ZH_MONTH})月)?(?P<d>\d{{1,2}})[号日](?:以后|之后|以来|后|起|开始)"
+    rf"|{_ZH_MONTH_ALONE}月份?(?:以后|之后|以来|起|开始)"
+    rf"|\b(?:since|after)\s+(?P<en>{_MONTH_NAME})(?:\s+(?P<end>{_EN_DAY}))?"
+    rf"|\b(?:since|after)\s+the\s+(?P<ed>\d{{1,2}})(?:st|nd|rd|th)\b",
+    re.I,
+)
+
+
+def _month_number(said: str | None) -> int | None:
+    if not said:
+        return None
+    value = number(said) if not said.isdigit() else int(said)
+    return int(value) if value and 1 <= value <= 12 else None
+
+
+def _a_month(text: str, today: date) -> Period | None:
+    """A month said alone is that whole month, this year's unless it has not come yet."""
+    m = _MONTH_PERIOD.search(text)
+    if not m:
+        return None
+    month = _month_number(m.group("m")) or _month(m.group("en"))
+    if month is None:
+        return None
+    year = int(m.group("y") or m.group("eny") or today.year)
+    if m.group("rel") == "去年":
+        year = today.year - 1
+    elif not (m.group("y") or m.group("eny") or m.group("rel")) and month > today.month:
+        year -= 1
+    since, until = date(year, month, 1), _month_end(year, month)
+    return Period(since, min(until, today) if until > today and since <= today else until, m.span())
+
+
+def _open_period(text: str, today: date) -> Period | None:
+    m = _OPEN.search(text)
+    if not m:
+        return None
+    month = _month_number(m.group("m") or m.group("m2")) or _month(m.group("en"))
+    day = m.group("d") or m.group("ed") or m.group("end")
+    day = _day(day) if day else 1
+    if month is None:
+        since = today.replace(day=1)
+        if day > today.day:  # 25号以后 said on the 10th: last month's 25th
+            since = (since - timedelta(days=1)).replace(day=1)
+    else:
+        since = date(today.year if month <= today.month else today.year - 1, month, 1)
+    try:
+        since = since.replace(day=day)
+    except ValueError:
+        return None
+    return Period(since, today, m.span())
+
+
 def period(text: str, today: date) -> Period | None:
     if found := _date_range(text, today):
         return found
     if found := _since_weekday(text, today):
         return found
+    if found := _open_period(text, today) or _a_month(text, today):
+        return found
     for pattern, kind in _PERIOD_RES:
         m = pattern.search(text)
         if not m:
             continue
+        if kind == "months":
+            n = number(next(g for g in m.groups() if g))
+            if n is None or n < 1 or n > 24:
+                continue
+            return Period(_months_before(today, int(n)), today, m.span())
         if kind in ("days", "weeks"):
             n = number(next(g for g in m.groups() if g))
             if n is None or n < 1:
@@ -167,6 +231,10 @@ def period(text: str, today: date) -> Period | None:
                 today - timedelta(days=today.weekday() + 1),
             ),
             "this_month": (today.replace(day=1), today),
+            "week_before_last": (
+                today - timedelta(days=today.weekday() + 14),
+                today - timedelta(days=today.weekday() + 8),
+            ),
             "last_month": (
                 (today.replace(day=1) - timedelta(days=1)).replace(day=1),
                 today.replace(day=1) - timedelta(days=1),
@@ -182,8 +250,45 @@ _WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 
 _EN_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
 
+_EN_DATE = re.compile(
+    rf"\b(?:by|before|due|for|on|until|till)\s+(?:(?P<m1>{_MONTH_NAME})\s+(?P<d1>{_EN_DAY})|(?P<d2>{_EN_DAY})\s+(?:of\s+)?(?P<m2>{_MONTH_NAME}))",
+    re.I,
+)
+_MONTH_END = re.compile(
+    rf"(?P<rel>明年|今年|下个?月|本月|这个?月)?(?:{_ZH_MONTH}月)?(?P<edge>底|末|初|中旬?)(?:前|之前|以前)?"
+)
+
+
+def _month_edge(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
+    """月底前, 本月底, 下个月初, 明年七月底前: the month's end, start or middle."""
+    for m in _MONTH_END.finditer(text):
+        month, rel = _month_number(m.group("m")), m.group("rel") or ""
+        if month is None and not rel and not re.search(r"月$", text[: m.start("edge")]):
+            continue  # 底 of 低/底部 without a month: no date
+        year = today.year + (1 if rel == "明年" else 0)
+        if month is None:
+            month = today.month + (1 if rel.startswith("下") else 0)
+            year, month = (year + 1, 1) if month == 13 else (year, month)
+        elif not rel and month < today.month:
+            year += 1
+        day = {"底": 0, "末": 0, "初": 1}.get(m.group("edge"), 15)
+        found = _month_end(year, month) if day == 0 else date(year, month, day)
+        return found, m.span()
+    return None
+
+
 def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
-    """A date something is needed by: 2026-12-05, 12月5日, 下周一, next Monday, by Friday."""
+    """A date something is needed by: 2026-12-05, 12月5日, 下周一, next Monday, by Friday, by Dec 1,
+    明年七月底前, 月底前."""
+    if m := _EN_DATE.search(text):
+        month, day = _month(m.group("m1") or m.group("m2")), _day(m.group("d1") or m.group("d2"))
+        try:
+            found = date(today.year, month, day)
+        except ValueError:
+            return None
+        return (found if found >= today else found.replace(year=today.year + 1)), m.span()
+    if found := _month_edge(text, today):
+        return found
     if m := _ISO.search(text):
         try:
             return date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m.span()

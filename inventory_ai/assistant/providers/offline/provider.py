@@ -48,12 +48,12 @@ class OfflineProvider:
         self._lexicon = lexicon
         self._plans: dict[tuple, Plan] = {}
 
-    def _plan(self, text: str, context) -> Plan:
+    def _plan(self, text: str, context, earlier: tuple[str, ...] = ()) -> Plan:
         """The plan for this message, decided once: each step of the answer (the first call, the
         next after its results, the words at the end) asks again, and the answer is the same."""
-        key = (text, frozenset(context.offered), context.role, context.language)
+        key = (text, frozenset(context.offered), context.role, context.language, earlier)
         if key not in self._plans:
-            self._plans[key] = plan(text, context)
+            self._plans[key] = plan(text, context, earlier)
         return self._plans[key]
 
     @property
@@ -73,25 +73,29 @@ class OfflineProvider:
         messages = list(request.messages)
         last_user = max(i for i, m in enumerate(messages) if m.role == "user")
         text = messages[last_user].content
+        # The conversation's recent questions, for a follow-up that leans on them ("那低筋面粉呢？").
+        earlier = tuple(m.content for m in messages[:last_user] if m.role == "user" and m.content)[-3:]
         results = _results(messages[last_user + 1 :])
         context = self.lexicon.context
         context.offered = {t.name for t in request.tools}
         context.role = request.role or context.role
         context.language = request.language  # the user's chosen language, else their message's
         if request.tools:
-            follow = self._next_call(text, results, context)
+            follow = self._next_call(text, results, context, earlier)
             if follow is not None:
                 return ModelReply(tool_calls=(follow,), finish_reason="tool_calls")
         if not results:
-            decided = self._plan(text, context) if request.tools else None
+            decided = self._plan(text, context, earlier) if request.tools else None
             reply = decided.reply if decided is not None and decided.reply else None
             return ModelReply(text=reply or _nothing_to_say(request.language), finish_reason="stop")
         names = context.linker.english_names()
         answer = compose_answer(request.language, text, results, lambda zh: names.get(zh, zh))
+        if request.tools and (note := self._plan(text, context, earlier).note):
+            answer = f"{answer}\n{note}"  # the part of the message that was refused, said so
         return ModelReply(text=answer, finish_reason="stop")
 
-    def _next_call(self, text: str, results: list[dict], context: Context) -> ToolCall | None:
-        decided = self._plan(text, context)
+    def _next_call(self, text: str, results: list[dict], context: Context, earlier=()) -> ToolCall | None:
+        decided = self._plan(text, context, earlier)
         if not results:
             return _call(decided.tool, decided.arguments) if decided.tool else None
         called = {r["name"] for r in results}
@@ -111,6 +115,11 @@ class OfflineProvider:
             rows = _rows_of(last["data"])
             if rows:
                 return _call(decided.then, {"title": text.strip()[:100], "rows": rows[:50]})
+        second = decided.after
+        if second is not None and second.tool in context.offered and second.tool not in called:
+            return _call(
+                second.tool, second.arguments
+            )  # the message's second ask, once the first is answered
         return None
 
 

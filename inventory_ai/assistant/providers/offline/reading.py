@@ -55,6 +55,8 @@ def read(text: str, ctx: Context, typed: str | None = None) -> Reading:
     rest = slot.blank(text, slots.spans + [p.span for p in places])
     materials = ctx.linker.find_materials(rest, code_spans)
     materials = [_narrowed(m, slot.blank(rest, [m.span for m in materials])) for m in materials]
+    if len(materials) == 1:  # one loose name: what else is said of it may describe one of them
+        materials = [ctx.linker.narrowed(materials[0], slot.blank(rest, [materials[0].span]))]
     materials = _one_name_in_two_parts(text, materials)
     links = Links(materials, places)
     marks: list[tuple[tuple[int, int], str]] = [(m.span, PLACEHOLDERS["m"]) for m in materials]
@@ -162,6 +164,8 @@ class Plan:
     arguments: dict = field(default_factory=dict)
     reply: str | None = None
     then: str | None = None  # a tool to call with the first one's rows (format_report)
+    after: Plan | None = None  # a second ask of the same message, called once the first is answered
+    note: str | None = None  # said after the answer (what part of the message was refused)
 
 
 def primary(links: Links) -> Mention | None:

@@ -89,3 +89,16 @@ def refusal(zh: bool) -> str:
     if zh:
         return "抱歉，这个请求我不能执行：我不会删除数据、清空库存或绕过规则。库存变动只能逐笔登记，并由您确认后才生效。"
     return "Sorry, I can't do that: I never delete data, wipe stock or set rules aside. Stock changes are booked one by one, and only after you confirm them."
+
+
+def out_of_scope(zh: bool) -> str:
+    if zh:
+        return (
+            "抱歉，这个我帮不上：我只管仓库的事。您可以问我例如“高筋面粉还有多少”、“冷库都有什么”、"
+            "“哪些原料快用完了”，或让我登记出入库、提采购申请。"
+        )
+    return (
+        'Sorry, I can only help with the warehouse. You could ask, for example, "how much bread flour do '
+        'we have?", "what\'s in the cold store?", "what is running low?", or have me book stock in or out '
+        "or raise a purchase request."
+    )

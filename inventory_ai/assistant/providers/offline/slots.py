@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 
-from inventory_ai.assistant.providers.offline.numbers import CN_NUMBER, DIGITS, NUMBER, number
+from inventory_ai.assistant.providers.offline import words
+from inventory_ai.assistant.providers.offline.numbers import CN_NUMBER, DIGITS, MAGNITUDE, NUMBER, number
 from inventory_ai.assistant.providers.offline.periods import Period, due_date, period
 
 __all__ = [
@@ -30,19 +31,8 @@ __all__ = [
     "parse",
 ]
 
-UNITS = {
-    "kg": r"公斤|千克|kgs?|kilograms?|kilos?",
-    "g": r"克|grams?|g",
-    "斤": r"斤|jin",
-    "t": r"吨|tonnes?|tons?|t",
-    "mL": r"毫升|ml",
-    "L": r"升|公升|litres?|liters?|l",
-    "pcs": r"个|只|枚|张|根|片|卷|pcs|pieces?|ea|units?",
-}
-PACKS = (
-    r"袋|包|箱|桶|瓶|罐|盒|件|托|卷|块|bags?|sacks?|boxe?s|box|cases?|cs|cartons?|ctns?|crates?|buckets?|drums?|"
-    r"tubs?|pails?|jugs?|jerry ?cans?|jars?|packs?|packets?|bottles?|btls?|cans?|tins?|pallets?|rolls?|blocks?|bricks?"
-)
+UNITS = words.UNITS  # unit -> how it is said (offline_words.json)
+PACKS = words.PACKS
 _UNIT = "|".join(f"(?P<u_{i}>{p})" for i, p in enumerate(UNITS.values()))
 _UNIT_NAMES = list(UNITS)
 _END = r"(?![a-zA-Z])"
@@ -96,19 +86,10 @@ _TIMES = re.compile(
 _LIANG = re.compile(
     r"(?<![\d.])(?P<n>\d+(?:\.\d+)?|[一二三四五六七八九十半]{1,3})两(?![箱袋包桶瓶罐盒件托卷块个天周月])"
 )
-# A number that names a line, a shelf, an order or a door rather than counting anything.
-_LABEL_BEFORE = re.compile(
-    r"(?:\b(?:line|shelf|bay|row|rack|aisle|door|dock|gate|oven|order (?:no\.?|number)|po|batch|lot|ticket|invoice|no\.?|number|"
-    r"room|building|block|table|truck|van|pallet no\.?)|#|第|货架|架子?|排|号门|单号|订单号?|批次)\s*[-#:]?\s*$",
-    re.I,
-)
-# What one asks the assistant for, counted: 一个采购申请, 一份报表, 一张表 (never an amount of stock).
-_A_DOCUMENT = re.compile(
-    r"\s*(?:新的?)?(?:采购|请购|申请|订单|单子|报表|表格?|清单|意图|说法|问题|关键词|提醒|csv|excel|markdown)",
-    re.I,
-)
+_LABEL_BEFORE = re.compile(words.LABEL_BEFORE, re.I)  # line 2, shelf 14 (offline_words.json)
+_A_DOCUMENT = re.compile(words.A_DOCUMENT, re.I)  # 一个采购申请, 一份报表: no amount of stock
 _BARE = re.compile(
-    rf"(?<![A-Za-z\d.#,-])(?P<n>{DIGITS})(?!\d|[.,]\d|\s*(?:天|days?|号|日|月|点|%|\s*-?\s*(?:寸|英寸|inch|in\.?\s*(?:cake|box|tin|pan|round|square|ring)|cm\b|mm\b)|\"))"
+    rf"(?<![A-Za-z\d.#,-])(?P<n>(?:{DIGITS})\s*(?:{MAGNITUDE})|{DIGITS}|[零一二两三四五六七八九十百千万]{{2,}}(?=\s*(?:$|[,，。.!！])))(?!\d|[.,]\d|\s*(?:天|days?|号|日|月|点|%|\s*-?\s*(?:寸|英寸|inch|in\.?\s*(?:cake|box|tin|pan|round|square|ring)|cm\b|mm\b)|\"))"
 )  # not a day, a date, a share or a size (8 inch cake boxes)
 CODE = re.compile(r"(?<![A-Za-z0-9])[mM]\d{3,}(?![0-9])")
 

@@ -10,22 +10,7 @@ import re
 from inventory_ai.assistant.providers.offline import replies, words
 from inventory_ai.assistant.providers.offline.reading import Context, Plan, Reading, direction
 
-_TOOL_WORDS = [
-    ("get_material_detail", r"详情|详细|规格|单价|价格|保质期|detail|spec|price|info"),
-    ("list_low_stock", r"低库存|缺货|补货|不足|快用完|low[ -]?stock|running low|reorder|short"),
-    ("get_inventory_stats", r"统计|总值|金额|价值|概况|值多少|多少钱|stats|worth|value|summary|total"),
-    (
-        "record_stock_movement",
-        r"记(?:录|一笔)?(?:出入库|出库|入库)|(?:记录|登记)(?:一笔)?库存变动|(?:出入库|出库|入库)登记|登记出入库|\brecord(?:ing|s)? (?:a |the )?(?:stock )?movements?\b|盘点|调整|(?:出库|入库)(?!记录|流水|明细|历史)|登记|领用|stocktake|book|adjust|movement_type",
-    ),
-    ("get_stock_movements", r"流水|出入库|进出|记录|变动|历史|movements|history|ledger|pull sheet"),
-    ("create_purchase_request", r"采购|请购|订购|purchase|order|buy"),
-    ("search_materials", r"搜|查找|查询|找|search|find|look"),
-    (
-        "format_report",
-        r"格式化|做成表|表格|报表格式|\bformatt(?:er|ing)\b|\bformat_report\b|\bspreadsheet\b|\bcsv\b",
-    ),
-]
+_TOOL_WORDS = words.TOOL_WORDS  # which tool a lesson's words name (offline_words.json)
 
 
 def teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from inventory_ai.assistant.providers.offline import amounts, lookups, replies, tables, teaching, words
+from inventory_ai.assistant.providers.offline import amounts, asks, lookups, replies, tables, teaching, words
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline.classifier import CHITCHAT, DESTRUCTIVE
 from inventory_ai.assistant.providers.offline.linking import Mention
@@ -27,6 +27,7 @@ from inventory_ai.assistant.providers.offline.reading import (
     read,
 )
 from inventory_ai.services.screening import screen
+from inventory_ai.text import language_of
 
 CONFIDENT = 0.30  # below this, and with nothing named, the request is asked about, not guessed
 DATA_LABELS = ("lookup", "stats", "low_stock", "movements")
@@ -35,7 +36,36 @@ _FROM = r"从|由|from|out of"
 _TO = r"到|去|进|往|至|调往|→|->|to|into"
 
 
-def plan(text: str, ctx: Context) -> Plan:
+def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
+    """The plan for a message: its asks (asks.py) each read as a request of its own; `earlier` are
+    the conversation's recent user turns, for a follow-up that leans on them."""
+    return asks.message(
+        text,
+        earlier,
+        one=lambda t: _one(t, ctx),
+        named=lambda t: _named(t, ctx),
+        refused=lambda t: _refused(t, read(t, ctx)),
+        zh=(ctx.language or language_of(text)) == "zh",
+    )
+
+
+def _named(text: str, ctx: Context) -> str | None:
+    """The material a text names exactly, as typed."""
+    mention = primary(read(text, ctx).links)
+    return mention.text if mention is not None and mention.exact else None
+
+
+def _refused(text: str, r: Reading) -> bool:
+    return bool(
+        screen(text).flagged
+        or _destroys(text, r)
+        or re.search(words.TAMPER, text, re.I)
+        or re.search(words.SECRETS, text, re.I)
+        or re.search(words.HARM, text, re.I)
+    )
+
+
+def _one(text: str, ctx: Context) -> Plan:
     # What the request says it is not is blanked, the rest keeps its place (a booking's reason keeps
     # what was typed).
     typed, text = text, re.sub(words.NEGATED, lambda m: " " * len(m.group(0)), text, flags=re.I)
@@ -44,16 +74,12 @@ def plan(text: str, ctx: Context) -> Plan:
     text = words.from_pinyin(text)  # "xisha tang dao le 4 dai, ru ku": its verbs and packs as characters
     text = words.typos_fixed(text)  # "pls ordr 500kg", "main warehose"
     r = read(text, ctx, typed)
-    if (
-        screen(text).flagged
-        or _destroys(text, r)
-        or re.search(words.TAMPER, text, re.I)
-        or re.search(words.SECRETS, text, re.I)
-        or re.search(words.HARM, text, re.I)
-    ):
+    if _refused(text, r):
         return Plan(reply=replies.refusal(r.zh))
     if not r.links.of("warehouse") and (unknown := _unknown_warehouse(text, r, ctx.linker.warehouses())):
         return Plan(reply=replies.no_such_warehouse(r.zh, unknown, ctx.linker.warehouses()))
+    if listed := lookups.what_is_in(text, r, ctx):
+        return listed
     teaching_words, not_teaching = bool(re.search(words.TEACH, text, re.I)), _not_teaching(text, r)
     teaching = teaching_words and not not_teaching
     if not teaching and (typed_table := tables.table(text, r, ctx.offered)):
@@ -131,14 +157,16 @@ def plan(text: str, ctx: Context) -> Plan:
         return Plan(reply=replies.small_talk(r.zh, ctx))
     elif label in (CHITCHAT, DESTRUCTIVE) or (r.guess.confidence < CONFIDENT and not named):
         return Plan(reply=replies.which_one(r, ctx))
-    if (
-        label in BOOKINGS.values()
-        and re.search(words.BUY, text, re.I)
-        and (re.search(words.ON_ARRIVAL + "|" + words.FUTURE, text, re.I) or r.slots.due)
+    future = re.search(words.ON_ARRIVAL + "|" + words.FUTURE, text, re.I)
+    if label in BOOKINGS.values() and (
+        (re.search(words.BUY, text, re.I) and (future or r.slots.due)) or (r.slots.due and future)
     ):
-        label = "purchase"  # "申请淡奶油20箱，到货后搬到冷库": bought first, moved when it comes
+        label = "purchase"  # "申请淡奶油20箱，到货后搬到冷库", "500个月饼盒，明年七月底前到货": still to come
+    if label not in BOOKINGS.values() and r.slots.quantities and r.links.materials and (way := _floor_way(r)):
+        label = BOOKINGS[way]  # "面包袋 入 三千五": the floor's 入/出 between the goods and the amount
     if (
         label == "purchase"
+        and not r.slots.due
         and (said := direction(text))
         and not re.search(words.BUY, text, re.I)
         and not re.search(words.ON_ARRIVAL, text, re.I)
@@ -298,6 +326,12 @@ def _only_names(masked: str) -> bool:
 
 def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
     tool, defaults = ctx.intents.get(label, (None, {}))
+    if (
+        tool in ("search_materials", "record_stock_movement", "create_purchase_request")
+        and not (r.links.materials or r.links.places or r.slots.codes)
+        and (found := ctx.linker.described(slot.blank(r.text, r.slots.spans)))
+    ):
+        r.links.materials.append(found)  # "the spray that stops trays sticking": described, not named
     if tool is None:
         return Plan(reply=replies.which_one(r, ctx))
     if (
@@ -344,7 +378,7 @@ def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
 
 def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     kind = args.get("movement_type") or "outbound"
-    said = direction(r.text)
+    said = direction(r.text) or _floor_way(r)  # 冷库入淡奶油十箱: 入 after the place, before the goods
     if said and said != kind and not (kind == "adjustment" and said in ("inbound", "outbound")):
         kind = said
     if said is None and kind in ("inbound", "outbound") and not _sure_ofdirection(r):
@@ -388,6 +422,13 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
             return Plan(reply=replies.ask(r.zh, "是哪个仓库？", "Which warehouse?"))
     args["reason"] = ("助手登记：" if r.zh else "Booked via assistant: ") + r.typed.strip()[:200]
     return Plan(tool, args)
+
+
+def _floor_way(r: Reading) -> str | None:
+    """入 or 出 said as the floor says them: after the place (冷库入…), between the goods and the
+    amount (面包袋 入 三千五)."""
+    floor = re.search(words.FLOOR_ORDER, r.masked)
+    return {"入": "inbound", "出": "outbound"}[floor.group("way") or floor.group("way2")] if floor else None
 
 
 def _sure_ofdirection(r: Reading) -> bool:

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from inventory_ai.assistant.providers.offline.words import ZH_SINGLE_STOP
 from inventory_ai.models import Material, MaterialSearchTerm
-from inventory_ai.services.search import MAX_TERM, normalise, stem
+from inventory_ai.services.search import DESCRIPTION, MAX_TERM, normalise, stem
 from inventory_ai.text import CJK_RUN
 
 
@@ -36,7 +36,11 @@ class Vocabulary:
         for word in re.findall(r"[a-z0-9]+", normalise(phrase)):
             prefix = stem(word)[:MAX_TERM]
             term = MaterialSearchTerm.term
-            if session.scalar(select(term).where(term >= prefix, term < prefix + "\uffff").limit(1)) is None:
+            # a description's words alone do not make a phrase worth searching (they find too much)
+            found = select(term).where(
+                term >= prefix, term < prefix + "\uffff", MaterialSearchTerm.field != DESCRIPTION
+            )
+            if session.scalar(found.limit(1)) is None:
                 return False
         return True
 

@@ -1,0 +1,164 @@
+"""Places a request names: warehouses (by name, code, short name or the building they stand in),
+categories and suppliers (small tables, read once per message). The Linker (linking.py) finds
+them with what they are called here, and materials in what is left."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from inventory_ai.models import Category, Supplier, Warehouse
+
+
+@dataclass
+class Place:
+    kind: str  # warehouse | category | supplier
+    code: str
+    name_zh: str
+    name_en: str
+    span: tuple[int, int]
+    by_building: bool = False  # said as where it stands ("building B"), not by its name
+
+
+# English first words of supplier names that are everyday words, never taken as the supplier alone.
+_EVERYDAY = {"golden", "bright", "fresh", "green", "super", "happy", "royal", "great", "first", "angel"}
+
+
+class PlaceFinder:
+    """The places half of the Linker: needs self.session, self.aliases and self.vocabulary()."""
+
+    def places(self) -> list[tuple[str, str, list[str], Place]]:
+        if self._places is None:
+            rows: list[tuple[str, str, list[str], Place]] = []
+            for kind, model in (("warehouse", Warehouse), ("category", Category), ("supplier", Supplier)):
+                for item in self.session.scalars(select(model)):
+                    names = [item.name_zh, item.name_en.lower(), item.code.lower()]
+                    if kind == "warehouse":
+                        names += [item.name_zh[:-1]] if len(item.name_zh) >= 3 else []
+                        short = re.sub(r"(?<=[a-z])0+(?=\d)", "", item.code.lower())  # WH01 -> wh1
+                        names += [short, re.sub(r"(?<=[a-z])(?=\d)", " ", short)]  # wh1, wh 1
+                        names += [f"warehouse {short[2:]}", f"warehouse #{short[2:]}"]  # warehouse 1
+                        names += [f"wh-{short[2:]}", item.code.lower().replace("wh", "wh-")]  # wh-1, wh-01
+                        first = item.name_en.lower().split()[0]
+                        names += [f"{first} {w}" for w in ("warehouse", "store", "room", "stores", "wh")]
+                        # Where it stands: "A栋一楼 Building A" is also called A栋, A座, building A.
+                        for b in re.findall(r"([A-Za-z])\s*[栋座幢号楼]", item.location or "")[:1]:
+                            b = b.lower()
+                            buildings = [f"{b}栋", f"{b}座", f"{b}幢", f"building {b}", f"block {b}"]
+                            names += buildings
+                            self._buildings.update(buildings)
+                    if kind == "category":
+                        head = re.split(r"[ &]", item.name_en.lower())[0]
+                        names += [f"{head} category", f"{head} categories", f"{head} section"]
+                        names += [f"{item.name_zh}类"] if not item.name_zh.endswith("类") else []
+                        if len(item.name_zh) == 4:  # the usual contraction: 包装材料 -> 包材
+                            names.append(item.name_zh[0] + item.name_zh[2])
+                    if kind == "supplier":
+                        names += self._short_supplier_names(item)
+                    names += [a for a, targets in self.aliases.items() if (kind, item.code) in targets]
+                    place = Place(kind, item.code, item.name_zh, item.name_en, (0, 0))
+                    rows.append((kind, item.code, [n for n in names if n], place))
+            self._places = rows
+            # 包材 is 包材仓's short name and 包装材料's contraction: a place to move goods to or
+            # from, else the kind of goods.
+            warehouses = {n for kind, _code, names, _place in rows if kind == "warehouse" for n in names}
+            self._both = warehouses & {n for kind, _c, names, _p in rows if kind == "category" for n in names}
+        return self._places
+
+    def _short_supplier_names(self, supplier) -> list[str]:
+        """What people call a supplier: 中粮 for 中粮面业, 德清源 for 德清源蛋业, taikoo for Taikoo
+        Sugar; never a short name that is part of a material's name (新疆 of 新疆果业 is in
+        新疆葡萄干) or an everyday English word."""
+        short_zh = re.sub(
+            r"(?:面业|糖业|乳业|乳品|蛋业|酵母|果业|调料|包装|面粉厂|食品|公司)$", "", supplier.name_zh
+        )
+        first_en = supplier.name_en.lower().split()[0]
+        vocabulary = self.vocabulary()
+        names = []
+        if short_zh != supplier.name_zh and len(short_zh) >= 2 and short_zh not in vocabulary.names_zh:
+            names.append(short_zh)
+            if len(short_zh) == 2:  # two characters occur in ordinary words: only said as a supplier
+                self._said_as_supplier_only.add(short_zh)
+        if len(first_en) >= 5 and first_en not in vocabulary.word_set and first_en not in _EVERYDAY:
+            names.append(first_en)
+            self._said_as_supplier_only.add(first_en)
+        return names
+
+    def warehouses(self) -> list[tuple[str, str, str]]:
+        """(code, Chinese name, English name) of every warehouse."""
+        return [(p.code, p.name_zh, p.name_en) for kind, _c, _n, p in self.places() if kind == "warehouse"]
+
+    def english_names(self) -> dict[str, str]:
+        """Chinese name -> English name of every warehouse, category and supplier."""
+        return {place.name_zh: place.name_en for _kind, _code, _names, place in self.places()}
+
+    def find_places(self, text: str) -> list[Place]:
+        lowered = text.lower()
+        found: list[Place] = []
+        taken: list[tuple[int, int]] = []
+        candidates = sorted(
+            ((len(n), n, kind, code, place) for kind, code, names, place in self.places() for n in names),
+            reverse=True,
+        )
+        for _length, name, _kind, _code, place in candidates:
+            for m in re.finditer(re.escape(name), lowered):
+                span = m.span()
+                ascii_name = name.isascii()
+                if ascii_name and not _whole_word(lowered, span):
+                    continue
+                if name in self._said_as_supplier_only and not _about_a_supplier(lowered, span):
+                    continue  # 味香 in 风味香精, "anchor the pallet": not the supplier
+                if name in self._both and (_kind == "warehouse") != bool(
+                    _TO_OR_FROM.search(lowered[: span[0]])
+                ):
+                    continue
+                if any(span[0] < b and span[1] > a for a, b in taken):
+                    continue
+                if _kind == "category" and name == _code.lower() and text[span[0] : span[1]] != _code:
+                    continue  # a category's code (LE, DA) only as typed in capitals: "le", "da" are pinyin
+                if (
+                    name in self._buildings
+                    and ascii_name
+                    and not text[span[1] - 1].isupper()
+                    and not re.match(r"\s*(?:$|[,.;:!?)]|to\b|from\b|and\b)", lowered[span[1] :])
+                ):
+                    continue  # "building a list" is no building: its letter in capitals or standing alone
+                taken.append(span)
+                found.append(
+                    Place(place.kind, place.code, place.name_zh, place.name_en, span, name in self._buildings)
+                )
+        # "from main to the cold store", "main -> cold": beside from, to or an arrow, a warehouse's
+        # first English word is enough.
+        for kind, _code, _names, place in self.places():
+            if kind != "warehouse" or any(p.code == place.code for p in found):
+                continue
+            first = re.escape(place.name_en.lower().split()[0])
+            said = rf"\b(?:from|to|into|back to|out of|in|at)\s+(?:the\s+)?({first})\b(?!\s+(?:flour|ingredient|course|reason|thing|issue|problem|point|line))|\b({first})\s*(?:->|→|=>)|(?:->|→|=>)\s*({first})\b"
+            for m in re.finditer(said, lowered):
+                span = next(m.span(g) for g in (1, 2, 3) if m.group(g))
+                if not any(span[0] < b and span[1] > a for a, b in taken):
+                    taken.append(span)
+                    found.append(Place(place.kind, place.code, place.name_zh, place.name_en, span))
+        return sorted(found, key=lambda p: p.span)
+
+
+_TO_OR_FROM = re.compile(r"(?:到|从|去|往|调回|回|进|from|to|into)\s*$")
+_SUPPLIER_BEFORE = re.compile(r"(?:从|跟|向|找|问|让|\bfrom|\bby|\bwith|\bbuy from|\border from)\s*$")
+_SUPPLIER_AFTER = re.compile(
+    r"^\s*(?:的|那边|那里|那儿|家|供|送|发|这边|'s\b|stuff\b|materials?\b|products?\b|items?\b|"
+    r"deliver|suppl|sends?\b|sent\b)"
+)
+
+
+def _about_a_supplier(text: str, span: tuple[int, int]) -> bool:
+    """A short supplier name is the supplier when it is said as one: 中粮的东西, 从中粮, "from
+    anchor", "anchor's products"."""
+    return bool(_SUPPLIER_BEFORE.search(text[: span[0]]) or _SUPPLIER_AFTER.match(text[span[1] :]))
+
+
+def _whole_word(text: str, span: tuple[int, int]) -> bool:
+    before = text[span[0] - 1] if span[0] > 0 else " "
+    after = text[span[1]] if span[1] < len(text) else " "
+    return not (before.isascii() and before.isalnum()) and not (after.isascii() and after.isalnum())
