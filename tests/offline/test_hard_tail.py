@@ -82,8 +82,8 @@ def test_a_purchase_keeps_its_due_date_said_in_english(app):
 @pytest.mark.parametrize(
     ("text", "says"),
     [
-        ("给我一个提拉米苏的配方", "只管仓库"),
-        ("下个月黄油价格会涨吗", "只管仓库"),
+        ("给我一个提拉米苏的配方", "只管仓库库存"),
+        ("下个月黄油价格会涨吗", "只管仓库库存"),
         ("what's the weather tomorrow", "only help with the warehouse"),
     ],
 )
