@@ -230,7 +230,7 @@ def test_a_bookings_reason_keeps_what_was_typed(app):
     ("role", "text"),
     [
         ("staff", "帮我记录一下，高筋面粉出库"),
-        ("staff", "黄油酥用的黄油领5公斤"),
+        ("staff", "做蛋糕用的黄油领5公斤"),  # cake says nothing of which butter
         ("purchaser", "申请采购巧克力20kg"),
     ],
 )

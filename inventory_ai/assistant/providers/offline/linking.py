@@ -386,6 +386,8 @@ class Linker(PlaceFinder):
         against their descriptions and other names (华夫饼上撒的那种大颗粒的糖 is the pearl sugar)."""
         if mention.exact or len(mention.candidates) < 2 or mention.total > 50:
             return mention
+        # The shared name's own words cannot tell its materials apart (黄油酥用的黄油: 黄油 again).
+        rest = rest.replace(mention.text, " ")
         said = " ".join(m.group(0) for m in re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]{{2,}}", rest))
         if not said:
             return mention
