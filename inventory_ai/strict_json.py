@@ -8,6 +8,7 @@ of digits, no NaN, no text the database cannot keep (NUL, lone surrogates).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 from inventory_ai.text import is_storable
@@ -30,11 +31,33 @@ def _constant(name: str):
     raise Unreadable(f"{name} is not a JSON number")
 
 
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _nested_deeper(text: str, max_depth: int) -> bool:
+    """Whether brackets outside strings open more than `max_depth` deep: checked before parsing, so
+    that the parser never recurses into a RecursionError (after one, CPython 3.11's `ast` can fail
+    in the same thread: "AST constructor recursion depth mismatch")."""
+    level = 0
+    for bracket in _BRACKETS.findall(_STRING.sub("", text)):
+        level = level + 1 if bracket in "[{" else level - 1
+        if level > max_depth:
+            return True
+    return False
+
+
 def loads(raw: bytes | str, max_depth: int = MAX_DEPTH):
     """Parse JSON strictly, or raise Unreadable saying what is wrong."""
     try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes | bytearray) else raw
+    except UnicodeDecodeError:
+        raise Unreadable("the body is not UTF-8 text") from None
+    if _nested_deeper(text, max_depth):
+        raise Unreadable(f"nested more than {max_depth} levels deep")
+    try:
         value = json.loads(
-            raw,
+            text,
             parse_int=lambda s: _number(s, int),
             parse_float=lambda s: _number(s, float),
             parse_constant=_constant,
