@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from inventory_ai.assistant.providers.offline import words
 from inventory_ai.services.ledger import MOVEMENT_WORDS
+from inventory_ai.services.shown import figure as f  # 1,200 kg; 6,200.00: as a person reads figures
 from inventory_ai.text import CJK_RUN
 
 
@@ -95,23 +96,23 @@ def _search(zh, args, data, say):
 
 
 def _detail(zh, args, data, say):
-    warehouses = ", ".join(f"{say(w)} {q}" for w, q in data.get("warehouses", {}).items()) or "-"
+    warehouses = ", ".join(f"{say(w)} {f(q)}" for w, q in data.get("warehouses", {}).items()) or "-"
     low = data.get("below_reorder_point")
     if zh:
         flag = "，已低于补货点" if low else ""
         return (
-            f"{data['name']} ({data['code']}，{data['name_en']})：库存 {data['stock']} {data['unit']}{flag}。\n"
+            f"{data['name']} ({data['code']}，{data['name_en']})：库存 {f(data['stock'])} {data['unit']}{flag}。\n"
             f"- 分仓：{warehouses}\n- 规格：{data.get('spec') or '-'}；类别：{data['category']}；供应商：{data.get('supplier') or '-'}\n"
-            f"- 单价：{data['unit_cost_cny']} 元/{data['unit']}；补货点：{data['reorder_point']} {data['unit']}"
+            f"- 单价：{f(data['unit_cost_cny'])} 元/{data['unit']}；补货点：{f(data['reorder_point'])} {data['unit']}"
             + _described(data, zh)
         )
     flag = ", below its reorder point" if low else ""
     supplier = say(data["supplier"]) if data.get("supplier") else "-"
     return (
-        f"{data['name_en']} ({data['code']}): {data['stock']} {data['unit']} in stock{flag}.\n"
+        f"{data['name_en']} ({data['code']}): {f(data['stock'])} {data['unit']} in stock{flag}.\n"
         f"- By warehouse: {warehouses}\n- Spec: {data.get('spec_en') or data.get('spec') or '-'}; category: {say(data['category'])}; "
         f"supplier: {supplier}\n"
-        f"- Unit cost: CNY {data['unit_cost_cny']}/{data['unit']}; reorder point: {data['reorder_point']} {data['unit']}"
+        f"- Unit cost: CNY {f(data['unit_cost_cny'])}/{data['unit']}; reorder point: {f(data['reorder_point'])} {data['unit']}"
         + _described(data, zh)
     )
 
@@ -128,19 +129,19 @@ def _described(data, zh) -> str:
 
 def _stats(zh, args, data, say):
     lines = [
-        f"- {r['warehouse']}：{r['materials']} 种，{r['value_cny']} 元"
+        f"- {r['warehouse']}：{r['materials']} 种，{f(r['value_cny'])} 元"
         if zh
-        else f"- {say(r['warehouse'])}: {r['materials']} materials, CNY {r['value_cny']}"
+        else f"- {say(r['warehouse'])}: {r['materials']} materials, CNY {f(r['value_cny'])}"
         for r in data.get("by_warehouse", [])
     ]
     if zh:
         head = (
-            f"库存共 {data['materials_in_stock']} 种原料，总值 {data['total_value_cny']} 元；"
+            f"库存共 {data['materials_in_stock']} 种原料，总值 {f(data['total_value_cny'])} 元；"
             f"{data['below_reorder_point']} 种低于补货点。"
         )
     else:
         head = (
-            f"{data['materials_in_stock']} materials in stock, worth CNY {data['total_value_cny']}; "
+            f"{data['materials_in_stock']} materials in stock, worth CNY {f(data['total_value_cny'])}; "
             f"{data['below_reorder_point']} are below their reorder point."
         )
     return head + ("\n" + "\n".join(lines) if lines else "")
@@ -155,11 +156,11 @@ def _low(zh, args, data, say):
     if zh:
         return (
             f"有 {total} 种原料低于补货点，最紧的是{first['name']} ({first['code']})，"
-            f"现有 {first['quantity']} {first['unit']}。"
+            f"现有 {f(first['quantity'])} {first['unit']}。"
         )
     return (
         f"{total} materials are below their reorder point; the most urgent is {first['name_en']} "
-        f"({first['code']}), {first['quantity']} {first['unit']} left."
+        f"({first['code']}), {f(first['quantity'])} {first['unit']} left."
     )
 
 
@@ -171,13 +172,13 @@ def _movements(zh, args, data, say):
     if zh:
         words = MOVEMENT_WORDS[latest["type"]].zh
         return (
-            f"共 {data['total']} 条记录（入 {data['quantity_in']}，出 {data['quantity_out']}）；最近一条：{latest['date']} "
-            f"{latest['name']} ({latest['code']}) {words} {latest['quantity'].lstrip('-')} {latest['unit']}，{latest['warehouse']}。"
+            f"共 {data['total']} 条记录（入 {f(data['quantity_in'])}，出 {f(data['quantity_out'])}）；最近一条：{latest['date']} "
+            f"{latest['name']} ({latest['code']}) {words} {f(latest['quantity'].lstrip('-'))} {latest['unit']}，{latest['warehouse']}。"
         )
     words = MOVEMENT_WORDS[latest["type"]].en
     return (
-        f"{data['total']} movements (in {data['quantity_in']}, out {data['quantity_out']}); the latest: {latest['date']} "
-        f"{latest.get('name_en') or latest['name']} ({latest['code']}) {words} {latest['quantity'].lstrip('-')} {latest['unit']}, "
+        f"{data['total']} movements (in {f(data['quantity_in'])}, out {f(data['quantity_out'])}); the latest: {latest['date']} "
+        f"{latest.get('name_en') or latest['name']} ({latest['code']}) {words} {f(latest['quantity'].lstrip('-'))} {latest['unit']}, "
         f"{latest.get('warehouse_en') or say(latest['warehouse'])}."
     )
 
@@ -186,28 +187,28 @@ def _booking(zh, args, data, say):
     words = MOVEMENT_WORDS[data["movement_type"]]
     if zh:
         text = (
-            f"已{words.zh} {data['quantity']} {data['unit']} {data['material']}，{data['warehouse']}库存 "
-            f"{data['level_before']} → {data['level_after']} {data['unit']}。"
+            f"已{words.zh} {f(data['quantity'])} {data['unit']} {data['material']}，{data['warehouse']}库存 "
+            f"{f(data['level_before'])} → {f(data['level_after'])} {data['unit']}。"
         )
         if data.get("to_warehouse"):
-            text += f" {data['to_warehouse']}现有 {data['to_level_after']} {data['unit']}。"
+            text += f" {data['to_warehouse']}现有 {f(data['to_level_after'])} {data['unit']}。"
         return text
     material = data.get("material_en") or data["material"]
     text = (
-        f"{words.en_done} {data['quantity']} {data['unit']} {material}; stock in {say(data['warehouse'])} "
-        f"{data['level_before']} → {data['level_after']} {data['unit']}."
+        f"{words.en_done} {f(data['quantity'])} {data['unit']} {material}; stock in {say(data['warehouse'])} "
+        f"{f(data['level_before'])} → {f(data['level_after'])} {data['unit']}."
     )
     if data.get("to_warehouse"):
-        text += f" {say(data['to_warehouse'])} now has {data['to_level_after']} {data['unit']}."
+        text += f" {say(data['to_warehouse'])} now has {f(data['to_level_after'])} {data['unit']}."
     return text
 
 
 def _purchase(zh, args, data, say):
     if zh:
         due = f"，需求日期 {data['needed_by']}" if data.get("needed_by") else ""
-        return f"已提交采购申请 #{data['purchase_request_id']}：{data['material']} {data['quantity']} {data['unit']}{due}，状态：待审批。"
+        return f"已提交采购申请 #{data['purchase_request_id']}：{data['material']} {f(data['quantity'])} {data['unit']}{due}，状态：待审批。"
     due = f", needed by {data['needed_by']}" if data.get("needed_by") else ""
-    return f"Purchase request #{data['purchase_request_id']} raised: {data['material']} {data['quantity']} {data['unit']}{due}; status: pending."
+    return f"Purchase request #{data['purchase_request_id']} raised: {data['material']} {f(data['quantity'])} {data['unit']}{due}; status: pending."
 
 
 def _report(zh, args, data, say):
