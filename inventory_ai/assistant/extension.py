@@ -47,15 +47,18 @@ def offline_lexicon(session: Session, registry: ToolRegistry) -> Lexicon:
         for tool in registry.all()
     }
 
-    def home_warehouse(code: str) -> str | None:
-        return session.scalar(
+    def home_warehouse(code: str, within: tuple[str, ...] | None = None) -> str | None:
+        held = (
             select(Warehouse.code)
             .join(StockLevel, StockLevel.warehouse_id == Warehouse.id)
             .join(Material, Material.id == StockLevel.material_id)
             .where(Material.code == code)
-            .order_by(StockLevel.quantity.desc(), Warehouse.code)
-            .limit(1)
         )
+        if within is not None:
+            held = held.where(Warehouse.code.in_(within))
+        found = session.scalar(held.order_by(StockLevel.quantity.desc(), Warehouse.code).limit(1))
+        # None of the person's warehouses holds it yet: the first of theirs, never one outside.
+        return found if found is not None or not within else sorted(within)[0]
 
     context = Context(
         linker=Linker(session, aliases(session)),

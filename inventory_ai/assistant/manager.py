@@ -227,6 +227,9 @@ class ToolExecutionManager:
                 language=message.language,
                 timeout_seconds=remaining,
                 role=answering.user.role,
+                warehouses=tuple(answering.user.warehouses)
+                if answering.user.warehouses is not None
+                else None,
                 flagged=flagged,
             )
             # Hold no transaction while the model talks: nothing is pending here, and an open

@@ -73,6 +73,9 @@ class ModelRequest:
     # The asking user's role: the model reads it in the system prompt; the offline provider uses it
     # to say plainly when a role is why something cannot be done.
     role: str | None = None
+    # The warehouses (codes) the asking user works in, None for every one: where the offline
+    # provider books when a request names none.
+    warehouses: tuple[str, ...] | None = None
     # The question was flagged by the screening at intake (services/screening.py): a provider
     # needs no screening of its own.
     flagged: bool = False

@@ -32,3 +32,19 @@ def test_a_question_about_another_warehouse_is_pointed_there(app, text, says, wh
     assert not re.search(r"\d", figures), answer["reply"]
     for result in (r for rnd in answer["rounds"] for r in rnd["results"]):
         assert result["status"] == "error" and "PermissionDenied" in result["content"]
+
+
+@pytest.mark.parametrize(
+    ("user", "text", "warehouse"),
+    [
+        ("coldstore", "脱脂奶粉出库5公斤", "WH02"),  # most of it is in the main warehouse, not theirs
+        ("staff", "脱脂奶粉出库5公斤", "WH01"),  # unscoped: where most of it is
+        ("packaging", "高筋面粉入库2袋", "WH03"),  # none of it in theirs yet: theirs, not main
+    ],
+)
+def test_a_booking_that_names_no_warehouse_is_proposed_in_the_users_own(app, user, text, warehouse):
+    client = app.test_client()
+    AuthActions(client).login(user)
+    answer = client.post("/api/v1/chat", json={"message": text}).json
+    [pending] = answer["pending"]
+    assert pending["arguments"]["warehouse"] == warehouse, answer

@@ -51,7 +51,7 @@ class OfflineProvider:
     def _plan(self, text: str, context, earlier: tuple[str, ...] = ()) -> Plan:
         """The plan for this message, decided once: each step of the answer (the first call, the
         next after its results, the words at the end) asks again, and the answer is the same."""
-        key = (text, frozenset(context.offered), context.role, context.language, earlier)
+        key = (text, frozenset(context.offered), context.role, context.warehouses, context.language, earlier)
         if key not in self._plans:
             self._plans[key] = plan(text, context, earlier)
         return self._plans[key]
@@ -79,6 +79,7 @@ class OfflineProvider:
         context = self.lexicon.context
         context.offered = {t.name for t in request.tools}
         context.role = request.role or context.role
+        context.warehouses = request.warehouses
         context.language = request.language  # the user's chosen language, else their message's
         if request.tools:
             follow = self._next_call(text, results, context, earlier)

@@ -28,9 +28,12 @@ class Context:
     intents: dict[str, tuple[str, dict]]  # intent label -> (tool, default arguments)
     who_can: dict[str, list[str]]  # tool -> roles that may use it
     movements_by_role: dict[str, frozenset[str]]
-    home_warehouse: Callable[[str], str | None]
+    # Where a material is booked when a request names no warehouse: of those given (the person's
+    # warehouses, None for all), the one holding most of it.
+    home_warehouse: Callable[[str, tuple[str, ...] | None], str | None]
     tool_labels: dict[str, tuple[str, str]]
     language: str | None = None  # what the answer is written in; None: the request's own
+    warehouses: tuple[str, ...] | None = None  # the asking person's warehouses; None: every one
 
 
 @dataclass

@@ -412,12 +412,14 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     warehouses = r.links.of("warehouse")
     if kind == "transfer":
         source, target = _route(r.text, warehouses)
-        source = source or ctx.home_warehouse(mention.best.code)
+        source = source or ctx.home_warehouse(mention.best.code, ctx.warehouses)
         if not target or not source or source == target:
             return Plan(reply=replies.ask(r.zh, "从哪个仓库调到哪个仓库？", "From which warehouse to which?"))
         args["warehouse"], args["to_warehouse"] = source, target
     else:
-        args["warehouse"] = warehouses[0].code if warehouses else ctx.home_warehouse(mention.best.code)
+        args["warehouse"] = (
+            warehouses[0].code if warehouses else ctx.home_warehouse(mention.best.code, ctx.warehouses)
+        )
         if not args["warehouse"]:
             return Plan(reply=replies.ask(r.zh, "是哪个仓库？", "Which warehouse?"))
     args["reason"] = ("助手登记：" if r.zh else "Booked via assistant: ") + r.typed.strip()[:200]
