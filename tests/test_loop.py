@@ -150,19 +150,29 @@ def test_arguments_that_are_not_json_are_returned_with_the_expected_fields(app):
     run(app, "staff", "flour")
     error = content(model.requests[1])["error"]
     assert error["type"] == "InvalidArguments" and "not valid JSON" in error["message"]
-    assert "keyword: string" in error["message"]
+    assert "keyword?: string" in error["message"]  # optional: a category or warehouse is listed without one
 
 
 def test_schema_errors_are_all_listed(app):
     model = use(
         app,
-        ScriptedProvider(calls(call("search_materials", {"limit": 500, "colour": "red"})), answer("retry")),
+        ScriptedProvider(
+            calls(call("get_material_detail", {"limit": 500, "colour": "red"})), answer("retry")
+        ),
     )
     run(app, "staff", "flour")
     message = content(model.requests[1])["error"]["message"]
-    assert "'keyword' is a required property" in message
-    assert "limit: 500 is greater than the maximum of 50" in message
-    assert "colour" in message
+    assert "'material' is a required property" in message
+    assert "'colour', 'limit' were unexpected" in message
+
+
+def test_a_value_out_of_its_range_is_named_with_its_bound(app):
+    model = use(
+        app,
+        ScriptedProvider(calls(call("search_materials", {"keyword": "面粉", "limit": 500})), answer("retry")),
+    )
+    run(app, "staff", "flour")
+    assert "limit: 500 is greater than the maximum of 50" in content(model.requests[1])["error"]["message"]
 
 
 def test_a_tool_that_crashes_becomes_a_clean_error(app):
