@@ -24,6 +24,7 @@ from inventory_ai.auth import forget_tokens, issue_token
 from inventory_ai.extensions import db
 from inventory_ai.models import ROLES, ApiToken, Material, StockMovement, User, utcnow
 from inventory_ai.services.search import search_materials
+from tests.support.databases import let_go
 
 
 @pytest.fixture
@@ -616,6 +617,8 @@ class ScenarioApp:
         return self.app(environ, start_response)
 
     def fresh(self, app) -> None:
+        if self.scenarios:  # the scenario before is over: its connections go back (PostgreSQL allows 100)
+            let_go(self.app)
         self.app, self.scenarios = app, self.scenarios + 1
         with app.app_context():
             users = {u.username: u for u in db.session.scalars(select(User))}
