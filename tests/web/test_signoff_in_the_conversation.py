@@ -92,7 +92,7 @@ def test_the_conversation_goes_on_while_a_booking_waits_and_the_outcome_lands_in
     # The outcome lands on the first answer, at its place (before the later question), unreloaded.
     expect(first).to_have_attribute("data-status", "completed")
     expect(first.locator(".note.signoff-outcome")).to_contain_text("manager 已于")
-    expect(first.locator(".reply")).to_contain_text("1100")  # the model's reply to the booking
+    expect(first.locator(".reply")).to_contain_text("1,100")  # 1,100 kg: figures as people read them
     expect(staff.locator("#transcript > .msg").nth(2)).to_have_class(re.compile("user"))
     expect(mark).to_have_text("签核已批准")  # and the sidebar marks the conversation
     # After a reload: both questions in the order asked; opening the conversation saw the outcome.
