@@ -61,7 +61,7 @@ serve: $(STAMP)
 	$(FLASK) seed
 	$(BIN)/gunicorn -c gunicorn.conf.py wsgi:app
 
-test: $(STAMP) chromium
+test: $(STAMP) chromium hosts-tools
 	$(BIN)/python -m pytest -q
 
 # The pictures in docs/screenshots/, taken in Debian chromium from a freshly seeded server.
@@ -69,7 +69,7 @@ screenshots: $(STAMP) chromium
 	INVENTORY_AI_SCREENSHOTS=docs $(BIN)/python -m pytest -q -p no:randomly tests/web/test_browser.py -k screenshots
 
 # The same suite on PostgreSQL (127.0.0.1:5432, trust auth, database `test`).
-test-pg: $(STAMP)
+test-pg: $(STAMP) chromium hosts-tools
 	INVENTORY_AI_TEST_DATABASE_URL=$${INVENTORY_AI_TEST_DATABASE_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/test} \
 	  $(BIN)/python -m pytest -q
 
@@ -80,10 +80,11 @@ test-hosts: $(STAMP) hosts-tools
 	INVENTORY_AI_TEST_DATABASE_URL=$${INVENTORY_AI_TEST_DATABASE_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/test} \
 	  $(BIN)/python -m pytest -q tests/ops/hosts
 
-# Debian's redis-server (the hosts' Redis is one of the run's own, never a shared one) and iproute2
+# Debian's redis-server (the hosts' Redis, and the one the Redis fault tests stop mid-run, are the run's
+# own, never a shared one) and iproute2
 # (`ip netns`); without iproute2 the hosts run on loopback ports.
 hosts-tools:
-	@command -v redis-server >/dev/null 2>&1 || { echo "installing Debian redis-server for test-hosts"; \
+	@command -v redis-server >/dev/null 2>&1 || { echo "installing Debian redis-server for the Redis fault tests and test-hosts"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
 	@command -v ip >/dev/null 2>&1 || { echo "installing Debian iproute2 for test-hosts"; \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 >/dev/null; } \
