@@ -37,8 +37,7 @@ _BRACKETS = re.compile(r"[\[\]{}]")
 
 def _nested_deeper(text: str, max_depth: int) -> bool:
     """Whether brackets outside strings open more than `max_depth` deep: checked before parsing, so
-    that the parser never recurses into a RecursionError (after one, CPython 3.11's `ast` can fail
-    in the same thread: "AST constructor recursion depth mismatch")."""
+    that what is refused never depends on the parser reaching the interpreter's recursion limit."""
     level = 0
     for bracket in _BRACKETS.findall(_STRING.sub("", text)):
         level = level + 1 if bracket in "[{" else level - 1
@@ -50,7 +49,12 @@ def _nested_deeper(text: str, max_depth: int) -> bool:
 def loads(raw: bytes | str, max_depth: int = MAX_DEPTH):
     """Parse JSON strictly, or raise Unreadable saying what is wrong."""
     try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes | bytearray) else raw
+        # decoded as json.loads decodes bytes (UTF-8, its BOM, UTF-16/32), before the nesting scan
+        text = (
+            raw.decode(json.detect_encoding(raw), "surrogatepass")
+            if isinstance(raw, bytes | bytearray)
+            else raw
+        )
     except UnicodeDecodeError:
         raise Unreadable("the body is not UTF-8 text") from None
     if _nested_deeper(text, max_depth):
