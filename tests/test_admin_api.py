@@ -240,6 +240,20 @@ def test_materials_list_is_paginated_and_filtered(client, admin):
     assert client.get("/api/v1/admin/materials?per_page=500", headers=admin).status_code == 422
 
 
+def test_a_list_total_is_counted_up_to_a_cap_and_says_so_beyond(client, admin, monkeypatch):
+    """A million rows are not counted for a page: the total stops at COUNT_CAP and says it did."""
+    from inventory_ai.api.admin import common
+
+    monkeypatch.setattr(common, "COUNT_CAP", 5)
+    page = client.get("/api/v1/admin/materials?per_page=2", headers=admin).json
+    assert (page["total"], page["total_capped"], len(page["items"])) == (5, True, 2)
+    levels = client.get("/api/v1/admin/stock/levels?per_page=2", headers=admin).json
+    assert (levels["total"], levels["total_capped"]) == (5, True)
+    monkeypatch.setattr(common, "COUNT_CAP", 10_000)
+    exact = client.get("/api/v1/admin/materials?per_page=5&category=FL", headers=admin).json
+    assert (exact["total"], exact["total_capped"]) == (13, False)
+
+
 CSV_OK = "code,name_zh,name_en,unit,spec,category,supplier,reorder_point,unit_cost\nM901,燕麦片,Rolled Oats,kg,25kg/袋,FL,S01,50,9.5\nM902,椰子粉,Coconut Flour,kg,,FL,,20,21\n"
 
 

@@ -178,9 +178,11 @@ def _book(engine: Engine, request: BookingRequest) -> Booking:
             if replay is not None:
                 return replay
         material, warehouse, target, quantity = validate(session, request)
-        levels = _lock_levels(session, material.id, [w.id for w in (warehouse, target) if w is not None])
-        # The totals the levels' triggers will update, taken in one order (no deadlock between bookings).
-        lock_totals(session, [(w, material.category_id) for w in (ALL_WAREHOUSES, *levels)])
+        places = [w.id for w in (warehouse, target) if w is not None]
+        # First the totals rows the levels' triggers will update, in one order, before anything fires
+        # a trigger (a level created below does): no deadlock between bookings in one category.
+        lock_totals(session, [(w, material.category_id) for w in (ALL_WAREHOUSES, *places)])
+        levels = _lock_levels(session, material.id, places)
         source = levels[warehouse.id]
         movement_type = request.movement_type
         if movement_type == "inbound":

@@ -3,7 +3,8 @@
 Every write to a stock level or a material updates a few stock_totals rows from a trigger, in the
 order its statements run. Two bookings in the same category could then take those rows in opposite
 orders (a transfer takes two warehouses' rows) and deadlock on PostgreSQL. So a write that will
-touch them takes them first, after its levels, in one order (warehouse, category) for everyone.
+touch them takes them first, before its levels (creating a level fires a trigger too), in one order
+(warehouse, category) for everyone: totals, then levels, then the material row.
 SQLite has one writer at a time and needs none of this.
 """
 
@@ -43,14 +44,11 @@ def lock_totals(session: Session, keys: Iterable[tuple[int, int]]) -> None:
 
 
 def lock_for_material_change(session: Session, material_id: int, category_ids: set[int]) -> None:
-    """Before a material's reorder point, cost, activity or category changes: its levels (as a
-    booking takes them), then every totals row the change moves shares between."""
+    """Before a material's reorder point, cost, activity or category changes: every totals row the
+    change moves shares between, then its levels, in the order a booking takes them."""
     if session.get_bind().dialect.name != "postgresql":
         return
-    warehouses = session.scalars(
-        select(StockLevel.warehouse_id)
-        .where(StockLevel.material_id == material_id)
-        .order_by(StockLevel.warehouse_id)
-        .with_for_update()
-    ).all()
+    levels = select(StockLevel.warehouse_id).where(StockLevel.material_id == material_id)
+    warehouses = session.scalars(levels).all()
     lock_totals(session, [(w, c) for w in (ALL_WAREHOUSES, *warehouses) for c in category_ids])
+    session.execute(levels.order_by(StockLevel.warehouse_id).with_for_update()).all()

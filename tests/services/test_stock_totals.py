@@ -187,8 +187,8 @@ def test_the_figures_read_from_the_kept_rows_match_the_levels(app, session):
 def test_opposite_transfers_in_one_category_at_once_all_book(app, session):
     """Transfers of two materials of one category in opposite directions, at once: both change the
     same totals rows (both warehouses', all warehouses'); every booking goes through and the figures
-    stay right. (A booking takes those rows in one order, services/stock_totals.py; this run did not
-    deadlock without that either, so it guards the outcome, not the order.)"""
+    stay right. On PostgreSQL this deadlocked while a booking took those rows after its levels
+    (creating a level fires its trigger first); a booking now takes them first, in one order."""
     flour = find_category(session, "FL")
     first, second = session.scalars(
         select(Material.code).where(Material.category_id == flour.id).order_by(Material.code).limit(2)

@@ -9,7 +9,7 @@ from flask import request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import contains_eager, selectinload
 
 from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
@@ -223,7 +223,7 @@ class Levels(MethodView):
             .options(contains_eager(StockLevel.material), selectinload(StockLevel.warehouse))
         )
         # Every level has its material (a foreign key): counted without the join.
-        return paginate(db.session, stmt, args, select(func.count()).select_from(StockLevel).where(*where))
+        return paginate(db.session, stmt, args, select(StockLevel.id).where(*where))
 
 
 @blp.route("/stock/movements")
