@@ -4,7 +4,6 @@ import functools
 import hashlib
 import hmac
 import math
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,10 +16,13 @@ from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
 from limits import RateLimitItem, parse
-from limits.storage import MemoryStorage
 from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
 from werkzeug.exceptions import TooManyRequests
+
+# Both storage schemes this product uses (`swept-memory://`, `fallback+redis://`) register with limits
+# when their classes are defined (its registry is the class's metaclass).
+from inventory_ai.redis_fallback import SweptMemoryStorage  # noqa: F401 (registers; tests import it here)
 
 # Named constraints so Alembic batch migrations on SQLite can find and alter them.
 NAMING = {
@@ -74,26 +76,6 @@ def _own_user_key() -> str:
     from flask_login import current_user
 
     return f"user:{current_user.id}"
-
-
-class SweptMemoryStorage(MemoryStorage):
-    """limits' in-process storage (`memory://`), its expired counters swept at most once a second.
-
-    limits starts a thread (a 10 ms threading.Timer) to sweep them on every hit that finds the
-    last one ended: under steady load a new thread per request, about 4 % of a chat message's CPU
-    (docs/benchmarks.md). A counter past its expiry is dropped when it is read anyway, so the sweep
-    only bounds memory, and once a second does that. The hook is limits' own private method,
-    overridden by its mangled name (limits is pinned: constraints.txt; tests/test_rate_limits.py
-    fails if a new version stops calling it)."""
-
-    STORAGE_SCHEME = ["swept-memory"]
-    SWEEP_SECONDS = 1.0
-
-    def _MemoryStorage__schedule_expiry(self) -> None:  # noqa: N802 (limits' name for it)
-        if not self.timer.is_alive():
-            self.timer = threading.Timer(self.SWEEP_SECONDS, self._MemoryStorage__expire_events)
-            self.timer.daemon = True  # a pending sweep never holds up the process's exit
-            self.timer.start()
 
 
 # Storage: Redis when INVENTORY_AI_REDIS_URL is set (shared by every process), else in-process.
@@ -257,7 +239,3 @@ def retry_after_only_on_refusals(response):
     if response.status_code not in (429, 503):
         response.headers.pop("Retry-After", None)
     return response
-
-
-# Registers the `fallback+redis://` storage scheme with limits (its registry is the class's metaclass).
-from inventory_ai import redis_fallback  # noqa: E402, F401

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import redis
-from limits.storage import RedisStorage, Storage
+from limits.storage import MemoryStorage, RedisStorage, Storage
 
 from inventory_ai.logging import get_logger
 from inventory_ai.observability import REDIS_UP
@@ -28,6 +28,26 @@ RETRY_SECONDS = 1.0
 SOCKET_SECONDS = 0.5
 # What a Redis that is stopped, unreachable or hung raises (redis-py wraps socket errors in these).
 DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
+
+
+class SweptMemoryStorage(MemoryStorage):
+    """limits' in-process storage (`memory://`), its expired counters swept at most once a second.
+
+    limits starts a thread (a 10 ms threading.Timer) to sweep them on every hit that finds the
+    last one ended: under steady load a new thread per request, about 4 % of a chat message's CPU
+    (docs/benchmarks.md). A counter past its expiry is dropped when it is read anyway, so the sweep
+    only bounds memory, and once a second does that. The hook is limits' own private method,
+    overridden by its mangled name (limits is pinned: constraints.txt; tests/test_rate_limits.py
+    fails if a new version stops calling it)."""
+
+    STORAGE_SCHEME = ["swept-memory"]
+    SWEEP_SECONDS = 1.0
+
+    def _MemoryStorage__schedule_expiry(self) -> None:  # noqa: N802 (limits' name for it)
+        if not self.timer.is_alive():
+            self.timer = threading.Timer(self.SWEEP_SECONDS, self._MemoryStorage__expire_events)
+            self.timer.daemon = True  # a pending sweep never holds up the process's exit
+            self.timer.start()
 
 
 class RedisHealth:
@@ -97,8 +117,6 @@ class RedisOrMemory(Storage):
     STORAGE_SCHEME = ["fallback+redis", "fallback+rediss"]
 
     def __init__(self, uri: str, wrap_exceptions: bool = False, **options):
-        from inventory_ai.extensions import SweptMemoryStorage
-
         super().__init__(uri, wrap_exceptions=wrap_exceptions, **options)
         self.shared = RedisStorage(uri.removeprefix("fallback+"), **{**redis_options(), **options})
         self.local = SweptMemoryStorage()

@@ -1,5 +1,5 @@
 """The in-process rate-limit counters (no Redis configured): counted and expired as limits counts
-them, without a new thread per request (extensions.SweptMemoryStorage)."""
+them, without a new thread per request (redis_fallback.SweptMemoryStorage)."""
 
 from __future__ import annotations
 
