@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 import inventory_ai.api.auth as api_auth
-import inventory_ai.auth as auth_module
+import inventory_ai.auth.logins as auth_module
 import inventory_ai.extensions as extensions
 import inventory_ai.models.users as users_module
 from inventory_ai.config import config_for_tests
