@@ -13,7 +13,7 @@ from inventory_ai.assistant.extension import manager
 from inventory_ai.assistant.types import ModelReply, ToolCall, Usage
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, User
-from inventory_ai.services.conversations import parsed_arguments
+from inventory_ai.strict_json import loads_or_text
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
 # --- 1. one guard at the door sees every body, chunked ones included -----------------------------
@@ -83,12 +83,12 @@ def test_a_well_formed_chunked_body_still_logs_in(client):
 
 
 def test_stored_arguments_are_parsed_strictly_or_shown_as_text():
-    assert parsed_arguments('{"keyword": "面粉"}') == {"keyword": "面粉"}
+    assert loads_or_text('{"keyword": "面粉"}') == {"keyword": "面粉"}
     digits = '{"limit": ' + "9" * 5000 + "}"
     nested = '{"keyword": ' + "[" * 50_000 + "]" * 50_000 + "}"
-    assert parsed_arguments(digits) == digits
-    assert parsed_arguments(nested) == nested
-    assert parsed_arguments("not json") == "not json"
+    assert loads_or_text(digits) == digits
+    assert loads_or_text(nested) == nested
+    assert loads_or_text("not json") == "not json"
 
 
 @pytest.mark.parametrize(
