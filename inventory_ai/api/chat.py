@@ -17,10 +17,9 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
-from inventory_ai import answer_spans
 from inventory_ai.api.effects import EffectSchema
 from inventory_ai.api.fields import ExplicitDecision, UtcDateTime
-from inventory_ai.assistant import effects
+from inventory_ai.assistant import answer_spans, effects
 from inventory_ai.assistant.answering import AnswerRef
 from inventory_ai.assistant.events import ErrorEvent, Event, Start
 from inventory_ai.assistant.extension import decisions, manager
