@@ -1,6 +1,6 @@
 """What a call waiting for a person would do if it were carried out now: a booking's levels before
 and after in each warehouse it changes, its unit, its value in CNY and its flags
-(services/ledger.booking_effect). Computed each time it is shown (the chat card and `pending`, the
+(services/booking_effect.py). Computed each time it is shown (the chat card and `pending`, the
 sign-off page and /api/v1/approvals, MCP), so it is never older than the page; the booking's result
 carries it again as the ledger had it when it booked.
 """

@@ -42,7 +42,7 @@ class Sites:
         return column.in_(sorted(self.ids)) if self.ids else false()
 
     def visible(self, warehouse: Warehouse) -> bool:
-        """For ledger.effect_view: may this person see that warehouse's figures."""
+        """For booking_effect.effect_view: may this person see that warehouse's figures."""
         return self.allows(warehouse.id)
 
 
