@@ -13,7 +13,7 @@ from inventory_ai.auth import authenticated_user, end_logins, forget_tokens, has
 from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
 from inventory_ai.extensions import db
-from inventory_ai.models import ROLES, User
+from inventory_ai.models import ROLES, User, utcnow
 from inventory_ai.services import sites
 
 blp = Blueprint("admin_users", __name__, url_prefix="/api/v1/admin", description="Admin: users")
@@ -117,6 +117,8 @@ class UserResource(MethodView):
             raise InvalidInput("admins cannot deactivate or demote themselves; ask another admin")
         if "warehouses" in body:  # read afresh on the user's next request (services/sites.py)
             body["warehouses"] = sites.clean_codes(db.session, body["warehouses"])
+            if sites.narrows(user.warehouses, body["warehouses"]):
+                user.warehouses_narrowed_at = utcnow()  # older conversations close (conversations.py)
         for key, value in body.items():
             setattr(user, key, value)
         if body.get("active") is False:
