@@ -1,5 +1,5 @@
 """The database's pooled connections: one the server ended, or one idle past the limit whose ping fails, is
-replaced before a request uses it; healthy ones are kept."""
+replaced before a request uses it; healthy ones are kept; an exhausted pool is a 503 with Retry-After."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ import pytest
 from sqlalchemy import create_engine, event, text
 
 from inventory_ai import database
+from inventory_ai.config import config_for_tests
+from inventory_ai.extensions import db
+from tests.support.databases import PASSWORD
 
 
 def _postgresql_only(session) -> None:
@@ -83,3 +86,24 @@ def test_a_connection_idle_past_the_limit_is_pinged_and_replaced_when_the_ping_f
     ready = client.get("/readyz")
     assert ready.status_code == 200 and ready.json["database"] == "ok"
     assert len(pings) == 2 and opened == [1]  # the failed one replaced by a new connection
+
+
+def test_an_exhausted_connection_pool_is_a_503_with_retry_after(app_with, tmp_path):
+    """Overload is not a crash: every pooled connection busy past the timeout answers 503."""
+    config = config_for_tests("")
+    config.db_pool_size, config.db_pool_timeout = 1, 0.2
+    app = app_with(config)
+    client = app.test_client()
+    assert (
+        client.post("/api/v1/auth/login", json={"username": "staff", "password": PASSWORD}).status_code == 200
+    )
+    with app.app_context():
+        held = [db.engine.connect(), db.engine.connect()]  # the pool (1) and its overflow (1)
+        try:
+            response = client.get("/api/v1/conversations")
+        finally:
+            for connection in held:
+                connection.close()
+    assert response.status_code == 503 and response.headers["Retry-After"] == "5"
+    assert response.json["error"]["code"] == "busy" and "Traceback" not in response.get_data(as_text=True)
+    assert client.get("/api/v1/conversations").status_code == 200  # and it recovers at once
