@@ -27,7 +27,8 @@ from inventory_ai import create_app
 from inventory_ai.config import config_for_tests
 from inventory_ai.extensions import db
 from inventory_ai.models import Category, Material, MaterialSearchTerm, Supplier
-from inventory_ai.services.search import NAME, material_terms, search_materials
+from inventory_ai.services.search import search_materials
+from inventory_ai.services.search_index import NAME, material_terms
 from inventory_ai.services.seeding import seed
 
 BRANDS = [

@@ -17,6 +17,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from inventory_ai import strict_json
 from inventory_ai.assistant import events as ev
 from inventory_ai.assistant.answering import AnswerRef, Decision
 from inventory_ai.assistant.compaction import dumps
@@ -35,7 +36,6 @@ from inventory_ai.models import (
     utcnow,
 )
 from inventory_ai.services import approvals, audit, sites
-from inventory_ai.services.conversations import parsed_arguments
 
 
 class Decisions:
@@ -158,7 +158,7 @@ class Decisions:
         mine = sites.of_user(session, signer)
         if approvals.within(session, signoff, mine):
             return
-        arguments = parsed_arguments(signoff.call.approved_arguments or signoff.call.arguments)
+        arguments = strict_json.loads_or_text(signoff.call.approved_arguments or signoff.call.arguments)
         outside = sites.first_outside(session, mine, arguments if isinstance(arguments, dict) else {})
         sites.record_denied(session, signer, "signoff", outside, arguments={"tool_call_id": tool_call_id})
         session.commit()  # the refusal stays on the record; nothing else was changed

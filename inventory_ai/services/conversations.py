@@ -219,16 +219,6 @@ def transcript(conversation: Conversation, effects=None) -> list[dict]:
     ]
 
 
-def parsed_arguments(raw: str):
-    """A call's stored arguments as JSON, when they are JSON this product takes (strict_json.py);
-    anything else the model sent (not JSON, absurdly nested, numbers of thousands of digits) is
-    shown as the text it was, never parsed again into something a view cannot serialise."""
-    try:
-        return strict_json.loads(raw or "{}")
-    except strict_json.Unreadable:
-        return raw
-
-
 def message_view(message: ChatMessage, effects: dict[str, dict] | None = None) -> dict:
     """An answer as the API shows it; `effects` (call_id -> what the call would do, computed for
     the viewer: assistant/effects.py) go with its waiting calls."""
@@ -237,14 +227,18 @@ def message_view(message: ChatMessage, effects: dict[str, dict] | None = None) -
         calls, results = [], []
         for call in stored.calls:
             calls.append(
-                {"id": call.call_id, "name": call.name, "arguments": parsed_arguments(call.arguments)}
+                {
+                    "id": call.call_id,
+                    "name": call.name,
+                    "arguments": strict_json.loads_or_text(call.arguments),
+                }
             )
             if call.status == CallStatus.PENDING_CONFIRMATION:
                 pending.append(
                     {
                         "tool_call_id": call.call_id,
                         "name": call.name,
-                        "arguments": parsed_arguments(call.arguments),
+                        "arguments": strict_json.loads_or_text(call.arguments),
                         "description": call.description or "",
                         "effect": (effects or {}).get(call.call_id),
                     }

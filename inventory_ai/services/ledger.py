@@ -31,7 +31,8 @@ from inventory_ai.models import (
 from inventory_ai.models.inventory import ALL_WAREHOUSES
 from inventory_ai.services import shown
 from inventory_ai.services.bookings import BookingRequest
-from inventory_ai.services.catalog import find_material, find_warehouse
+from inventory_ai.services.catalog import find_material
+from inventory_ai.services.sites import find_warehouse
 from inventory_ai.services.stock_totals import lock_totals
 from inventory_ai.services.units import (
     MAX_LEVEL,

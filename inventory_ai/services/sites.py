@@ -1,4 +1,5 @@
-"""The warehouses a person works in (users.warehouses): the one place they are enforced.
+"""Warehouses: one found by its name (`find_warehouse`), and those a person works in
+(users.warehouses): the one place they are enforced.
 
 Every stock reader (stats, search, material details, reports) takes `sites=` as a required keyword
 argument, so none can forget it: quantities, values, movements and locations outside a person's
@@ -11,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import false, select, true
+from sqlalchemy import false, func, or_, select, true
 from sqlalchemy.orm import Session
 
-from inventory_ai.errors import Forbidden, InvalidInput
+from inventory_ai.errors import Forbidden, InvalidInput, NotFound
 from inventory_ai.models import User, Warehouse
+from inventory_ai.services import audit
+from inventory_ai.services.search_index import normalise
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,27 @@ class OutsideSites(Forbidden):
         )
 
 
+def find_warehouse(session: Session, ref: str) -> Warehouse:
+    """A warehouse by code (WH01), Chinese or English name; NotFound lists the warehouses there are."""
+    text = (ref or "").strip()
+    key = normalise(text)
+    warehouse = session.scalar(
+        select(Warehouse).where(
+            or_(
+                Warehouse.code == text.upper(),
+                Warehouse.name_zh == text,
+                func.lower(Warehouse.name_en) == key,
+            )
+        )
+    )
+    if warehouse is None:
+        names = ", ".join(
+            f"{w.name_zh} ({w.code})" for w in session.scalars(select(Warehouse).order_by(Warehouse.code))
+        )
+        raise NotFound(f"no warehouse {text!r}; warehouses are: {names}")
+    return warehouse
+
+
 def check_warehouse(session: Session, sites: Sites, warehouse: Warehouse) -> None:
     """Raise OutsideSites unless the person works in `warehouse`."""
     if not sites.allows(warehouse.id):
@@ -128,8 +152,6 @@ def check_warehouse(session: Session, sites: Sites, warehouse: Warehouse) -> Non
 
 def checked_warehouse(session: Session, sites: Sites, ref: str) -> Warehouse:
     """The warehouse `ref` names (code or name), if the person works in it; else OutsideSites."""
-    from inventory_ai.services.catalog import find_warehouse  # catalog -> search -> sites
-
     warehouse = find_warehouse(session, ref)
     check_warehouse(session, sites, warehouse)
     return warehouse
@@ -150,9 +172,6 @@ def booking_within(session: Session, sites: Sites, arguments: dict) -> bool:
     longer resolves counts as outside for a person limited to some warehouses."""
     if sites.everywhere:
         return True
-    from inventory_ai.errors import NotFound
-    from inventory_ai.services.catalog import find_warehouse
-
     refs = [arguments.get(k) for k in ("warehouse", "to_warehouse") if isinstance(arguments.get(k), str)]
     try:
         return all(sites.allows(find_warehouse(session, ref).id) for ref in refs)
@@ -172,8 +191,6 @@ def first_outside(session: Session, sites: Sites, arguments: dict) -> str | None
 def record_denied(session: Session, user: User, where: str, warehouse: str | None, **fields) -> None:
     """A refusal for a warehouse outside the person's, in the audit trail as `denied` (in the
     session's transaction: the caller commits it before answering the refusal)."""
-    from inventory_ai.services import audit
-
     audit.record(
         session, "warehouse_scope", "denied", user_id=user.id, role=user.role, tool_name=where[:64],
         detail=f"warehouse={warehouse}", **fields,

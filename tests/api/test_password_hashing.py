@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 from sqlalchemy.engine import make_url
 
-import inventory_ai.auth as auth_module
+import inventory_ai.auth.logins as auth_module
 import inventory_ai.models.users as users_module
 from inventory_ai.extensions import db
 from tests.support.databases import PASSWORD

@@ -6,17 +6,17 @@ from __future__ import annotations
 import pytest
 
 from inventory_ai.assistant.types import ModelReply, ToolCall, Usage
-from inventory_ai.services.conversations import parsed_arguments
+from inventory_ai.strict_json import loads_or_text
 from tests.support.scripted import ScriptedProvider, answer, use
 
 
 def test_stored_arguments_are_parsed_strictly_or_shown_as_text():
-    assert parsed_arguments('{"keyword": "面粉"}') == {"keyword": "面粉"}
+    assert loads_or_text('{"keyword": "面粉"}') == {"keyword": "面粉"}
     digits = '{"limit": ' + "9" * 5000 + "}"
     nested = '{"keyword": ' + "[" * 50_000 + "]" * 50_000 + "}"
-    assert parsed_arguments(digits) == digits
-    assert parsed_arguments(nested) == nested
-    assert parsed_arguments("not json") == "not json"
+    assert loads_or_text(digits) == digits
+    assert loads_or_text(nested) == nested
+    assert loads_or_text("not json") == "not json"
 
 
 @pytest.mark.parametrize(

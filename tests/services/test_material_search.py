@@ -6,9 +6,10 @@ import pytest
 from sqlalchemy import select
 
 from inventory_ai.models import Material
-from inventory_ai.services.catalog import find_category, find_warehouse
-from inventory_ai.services.search import SearchFilters, index_material, search_materials
-from inventory_ai.services.sites import ALL
+from inventory_ai.services.catalog import find_category
+from inventory_ai.services.search import SearchFilters, search_materials
+from inventory_ai.services.search_index import index_material
+from inventory_ai.services.sites import ALL, find_warehouse
 from tests.support.factories import MaterialFactory
 
 

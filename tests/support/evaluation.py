@@ -26,8 +26,9 @@ from inventory_ai.assistant.extension import manager
 from inventory_ai.errors import DomainError
 from inventory_ai.models import ChatMessage, User
 from inventory_ai.services import clock
-from inventory_ai.services.catalog import find_category, find_material, find_warehouse
+from inventory_ai.services.catalog import find_category, find_material
 from inventory_ai.services.search import SearchFilters, search_materials
+from inventory_ai.services.sites import find_warehouse
 from inventory_ai.services.units import convert
 
 EVALUATION = Path(__file__).resolve().parent.parent / "evaluation"

@@ -20,8 +20,9 @@ from inventory_ai.extensions import db
 from inventory_ai.models import MOVEMENT_TYPES, Material, PurchaseRequest, StockLevel, StockMovement
 from inventory_ai.services import bookings, ledger, materials, purchasing, stats
 from inventory_ai.services.bookings import BookingSchema, DecimalIn
-from inventory_ai.services.catalog import find_category, find_material, find_warehouse
+from inventory_ai.services.catalog import find_category, find_material
 from inventory_ai.services.materials import MATERIAL_CODE_AS_TYPED, UNITS
+from inventory_ai.services.sites import find_warehouse
 
 # A client's key, stored in the caller's own namespace (ledger.client_key: api:<user>/<key>): no
 # character the ledger uses to build keys (the "/" after the user, the "#in" of a transfer's row).
