@@ -79,7 +79,15 @@ def database_url(kind: str, size: int) -> str:
     return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
 
 
-def fill(size: int, analyze: bool = True) -> None:
+MATERIAL_COLUMNS = (
+    "id", "code", "name_zh", "name_en", "name_en_key", "unit", "spec",
+    "category_id", "supplier_id", "reorder_point", "unit_cost", "active",
+)  # fmt: skip
+
+
+def generated(size: int, batch: int = 5000):
+    """Seed the bakery, then yield the generated materials in batches: (material rows as dicts keyed
+    by column, search-term rows as (term, field, material_id) tuples)."""
     session = db.session
     # Names repeat every len(base) x 20 brands x 6 packs materials: their terms are worked out once
     # per name (the code's own term is added per material), which makes the fill ~10x faster.
@@ -89,9 +97,8 @@ def fill(size: int, analyze: bool = True) -> None:
     categories = {c.id: c for c in session.scalars(select(Category))}
     suppliers = {s.id: s for s in session.scalars(select(Supplier))}
     next_id = session.scalar(select(func.max(Material.id))) + 1
-    batch = 5000
+    session.commit()
     made = len(base)
-    started = time.perf_counter()
     while made < size:
         rows, terms = [], []
         for _ in range(min(batch, size - made)):
@@ -112,25 +119,7 @@ def fill(size: int, analyze: bool = True) -> None:
                 active=True,
             )
             m.name_en_key = m.name_en.lower()
-            rows.append(
-                {
-                    c: getattr(m, c)
-                    for c in (
-                        "id",
-                        "code",
-                        "name_zh",
-                        "name_en",
-                        "name_en_key",
-                        "unit",
-                        "spec",
-                        "category_id",
-                        "supplier_id",
-                        "reorder_point",
-                        "unit_cost",
-                        "active",
-                    )
-                }
-            )
+            rows.append({c: getattr(m, c) for c in MATERIAL_COLUMNS})
             shape = (m.name_zh, m.name_en, m.spec, m.category_id, m.supplier_id)
             if shape not in known_terms:
                 code = m.code
@@ -138,16 +127,22 @@ def fill(size: int, analyze: bool = True) -> None:
                 named = material_terms(m, categories[m.category_id], suppliers.get(m.supplier_id))
                 known_terms[shape] = named - {("", NAME)}
                 m.code = code
-            terms += [
-                {"term": t, "field": f, "material_id": next_id}
-                for t, f in known_terms[shape] | {(m.code.lower(), NAME)}
-            ]
+            terms += [(t, f, next_id) for t, f in known_terms[shape]]
+            terms.append((m.code.lower(), NAME, next_id))
             next_id += 1
             made += 1
+        yield rows, terms
+
+
+def fill(size: int, analyze: bool = True) -> None:
+    session = db.session
+    started = time.perf_counter()
+    for rows, terms in generated(size):
         session.execute(insert(Material), rows)
-        session.execute(insert(MaterialSearchTerm), terms)
+        session.execute(
+            insert(MaterialSearchTerm), [{"term": t, "field": f, "material_id": i} for t, f, i in terms]
+        )
         session.commit()
-    session.commit()
     if not analyze:
         return
     if db.engine.dialect.name == "postgresql":

@@ -12,7 +12,7 @@ from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 from sqlalchemy.orm import contains_eager, selectinload
 
-from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
+from inventory_ai.api.admin.common import Order, PageArgs, admins_only, page_of, paginate
 from inventory_ai.api.fields import TRACE_ID, UtcDateTime, decimal_string, to_naive_utc
 from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import InvalidInput
@@ -91,17 +91,20 @@ class ImportResultSchema(Schema):
     codes = fields.List(fields.String())
 
 
+BY_CODE = Order((Material.code,), False, lambda m: (m.code,))
+
+
 @blp.route("/materials")
 class Materials(MethodView):
     @blp.arguments(MaterialQuery, location="query")
     @blp.response(200, page_of(MaterialSchema))
     def get(self, args):
-        stmt = select(Material).order_by(Material.code)
+        stmt = select(Material)
         if "category" in args:
             stmt = stmt.where(Material.category_id == find_category(db.session, args["category"]).id)
         if "active" in args:
             stmt = stmt.where(Material.active.is_(args["active"]))
-        return paginate(db.session, stmt, args)
+        return paginate(db.session, stmt, args, BY_CODE)
 
     @blp.arguments(MaterialCreateSchema)
     @blp.response(201, MaterialSchema)
@@ -206,6 +209,15 @@ class BookingResultSchema(Schema):
     replayed = fields.Boolean()
 
 
+LEVEL_ORDER = Order(
+    (Material.code, StockLevel.warehouse_id), False, lambda level: (level.material.code, level.warehouse_id)
+)
+LATEST_MOVEMENTS = Order((StockMovement.created_at, StockMovement.id), True, lambda m: (m.created_at, m.id))
+LATEST_REQUESTS = Order(
+    (PurchaseRequest.created_at, PurchaseRequest.id), True, lambda r: (r.created_at, r.id)
+)
+
+
 @blp.route("/stock/levels")
 class Levels(MethodView):
     @blp.arguments(LevelQuery, location="query")
@@ -220,11 +232,10 @@ class Levels(MethodView):
             select(StockLevel)
             .join(Material)
             .where(*where)
-            .order_by(Material.code, StockLevel.warehouse_id)
             .options(contains_eager(StockLevel.material), selectinload(StockLevel.warehouse))
         )
         # Every level has its material (a foreign key): counted without the join.
-        return paginate(db.session, stmt, args, select(StockLevel.id).where(*where))
+        return paginate(db.session, stmt, args, LEVEL_ORDER, select(StockLevel.id).where(*where))
 
 
 @blp.route("/stock/movements")
@@ -232,11 +243,7 @@ class Movements(MethodView):
     @blp.arguments(MovementQuery, location="query")
     @blp.response(200, page_of(MovementSchema))
     def get(self, args):
-        stmt = (
-            select(StockMovement)
-            .order_by(StockMovement.created_at.desc(), StockMovement.id.desc())
-            .options(*stats.MOVEMENT_NAMES)
-        )
+        stmt = select(StockMovement).options(*stats.MOVEMENT_NAMES)
         if "material" in args:
             stmt = stmt.where(StockMovement.material_id == find_material(db.session, args["material"]).id)
         if "warehouse" in args:
@@ -249,7 +256,7 @@ class Movements(MethodView):
             stmt = stmt.where(StockMovement.created_at >= to_naive_utc(args["since"]))
         if "until" in args:
             stmt = stmt.where(StockMovement.created_at < to_naive_utc(args["until"]))
-        return paginate(db.session, stmt, args)
+        return paginate(db.session, stmt, args, LATEST_MOVEMENTS)
 
     @blp.arguments(BookingSchema)
     @blp.response(201, BookingResultSchema)
@@ -301,10 +308,10 @@ class PurchaseRequests(MethodView):
     @blp.arguments(PurchaseQuery, location="query")
     @blp.response(200, page_of(PurchaseRequestSchema))
     def get(self, args):
-        stmt = select(PurchaseRequest).order_by(PurchaseRequest.created_at.desc(), PurchaseRequest.id.desc())
+        stmt = select(PurchaseRequest)
         if "status" in args:
             stmt = stmt.where(PurchaseRequest.status == args["status"])
-        return paginate(db.session, stmt, args)
+        return paginate(db.session, stmt, args, LATEST_REQUESTS)
 
 
 @blp.route("/purchase-requests/<int:request_id>/approve")

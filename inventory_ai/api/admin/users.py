@@ -7,7 +7,7 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
-from inventory_ai.api.admin.common import PageArgs, admin_action, admins_only, page_of, paginate
+from inventory_ai.api.admin.common import Order, PageArgs, admin_action, admins_only, page_of, paginate
 from inventory_ai.api.fields import UtcDateTime
 from inventory_ai.auth import authenticated_user, end_logins, forget_tokens, hashed_password
 from inventory_ai.database import begin_write
@@ -74,12 +74,12 @@ class Users(MethodView):
     @blp.arguments(UserQuery, location="query")
     @blp.response(200, page_of(UserSchema))
     def get(self, args):
-        stmt = select(User).order_by(User.id)
+        stmt = select(User)
         if "role" in args:
             stmt = stmt.where(User.role == args["role"])
         if "active" in args:
             stmt = stmt.where(User.active.is_(args["active"]))
-        return paginate(db.session, stmt, args)
+        return paginate(db.session, stmt, args, Order((User.id,), False, lambda u: (u.id,)))
 
     @blp.arguments(UserCreateSchema)
     @blp.response(201, UserSchema)
