@@ -15,13 +15,8 @@ import redis
 
 from inventory_ai import create_app
 from inventory_ai.assistant.providers.base import ModelUnavailable, ProviderError
-from inventory_ai.assistant.providers.dashscope import (
-    DashScopeProvider,
-    ModelBreaker,
-    TrialGate,
-    model_http_session,
-    shared_breaker,
-)
+from inventory_ai.assistant.providers.breaker import ModelBreaker, TrialGate, shared_breaker
+from inventory_ai.assistant.providers.dashscope import DashScopeProvider, model_http_session
 from inventory_ai.assistant.types import (
     Message,
     ModelReply,

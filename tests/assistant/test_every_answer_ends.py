@@ -14,7 +14,8 @@ from sqlalchemy import func, select, update
 
 from inventory_ai.assistant.events import ConfirmationRequired, Done, ErrorEvent
 from inventory_ai.assistant.extension import decisions, manager
-from inventory_ai.assistant.providers.dashscope import DashScopeProvider, shared_breaker
+from inventory_ai.assistant.providers.breaker import shared_breaker
+from inventory_ai.assistant.providers.dashscope import DashScopeProvider
 from inventory_ai.assistant.recovery import Heartbeats
 from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, TextDelta, ToolCall, Usage
 from inventory_ai.auth import issue_token
