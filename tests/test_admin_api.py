@@ -23,7 +23,7 @@ from sqlalchemy import event, func, select
 from inventory_ai.auth import forget_tokens, issue_token
 from inventory_ai.extensions import db
 from inventory_ai.models import ROLES, ApiToken, Material, StockLevel, StockMovement, User, utcnow
-from inventory_ai.services.search import search_materials
+from inventory_ai.services.search import search_materials, synonyms_of
 from tests.support.databases import let_go
 
 
@@ -252,6 +252,28 @@ def test_a_list_total_is_counted_up_to_a_cap_and_says_so_beyond(client, admin, m
     monkeypatch.setattr(common, "COUNT_CAP", 10_000)
     exact = client.get("/api/v1/admin/materials?per_page=5&category=FL", headers=admin).json
     assert (exact["total"], exact["total_capped"]) == (13, False)
+
+
+def test_a_materials_page_reads_its_synonyms_at_once(client, admin, session):
+    """Each material shows its own synonyms, and a page of 50 costs as many statements as a page of 2."""
+    body = {**new_material("M000A"), "synonyms": ["芝士末", "奶酪粉"]}
+    assert client.post("/api/v1/admin/materials", json=body, headers=admin).status_code == 201
+
+    def statements_for(per_page: int) -> tuple[int, dict]:
+        seen = []
+        listen = lambda *args: seen.append(args[2])  # noqa: E731
+        event.listen(db.engine, "before_cursor_execute", listen)
+        try:
+            page = client.get(f"/api/v1/admin/materials?per_page={per_page}", headers=admin).json
+        finally:
+            event.remove(db.engine, "before_cursor_execute", listen)
+        return len(seen), {m["code"]: m["synonyms"] for m in page["items"]}
+
+    few, _ = statements_for(2)
+    many, shown = statements_for(50)
+    assert many == few
+    assert shown["M000A"] == ["芝士末", "奶酪粉"]
+    assert shown == {code: synonyms_of(session, [code]).get(code, []) for code in shown}
 
 
 def walk(client, admin, path: str, between=None) -> list[dict]:
