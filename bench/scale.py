@@ -381,6 +381,49 @@ PAGES = [
 ]
 
 
+# The same tools as a user who works in the cold store only (seeded: coldstore, WH02).
+SCOPED_CASES = [
+    ("search_materials", "面粉, WH02 user", {"keyword": "面粉"}),
+    ("search_materials", "flour in stock, WH02 user", {"keyword": "flour", "in_stock": True}),
+    ("get_inventory_stats", "all, WH02 user", {}),
+    ("list_low_stock", "all, WH02 user", {}),
+    ("get_stock_movements", "30 days, WH02 user", {}),
+]
+
+
+def deep_pages(session, size: int) -> list[tuple[str, str, str]]:
+    """The middle of the materials and of the ledger, by offset (page n) and by cursor (`after`)."""
+    from inventory_ai.api.admin.catalog import BY_CODE, LATEST_MOVEMENTS
+    from inventory_ai.models import Material, StockMovement
+
+    page = size // 2 // 50 + 1
+    middle = session.scalar(select(Material).order_by(Material.code).offset((page - 1) * 50 - 1).limit(1))
+    moved = session.scalar(
+        select(StockMovement)
+        .order_by(StockMovement.created_at.desc(), StockMovement.id.desc())
+        .offset((page - 1) * 50 - 1)
+        .limit(1)
+    )
+    return [
+        ("admin list", f"materials, page {page:,} (offset)", f"/api/v1/admin/materials?page={page}"),
+        (
+            "admin list",
+            "materials, the same page by `after`",
+            f"/api/v1/admin/materials?after={BY_CODE.cursor(middle)}",
+        ),
+        (
+            "admin list",
+            f"stock movements, page {page:,} (offset)",
+            f"/api/v1/admin/stock/movements?page={page}",
+        ),
+        (
+            "admin list",
+            "stock movements, the same page by `after`",
+            f"/api/v1/admin/stock/movements?after={LATEST_MOVEMENTS.cursor(moved)}",
+        ),
+    ]
+
+
 def row(kind: str, size: int, what: str, case: str, times: list[float], note) -> None:
     note_text = f" ({note})" if note else ""
     print(
@@ -407,11 +450,16 @@ def do_measure(kind: str, url: str, size: int, repeat: int, budget: float) -> No
             user = purchaser if name == "create_purchase_request" else admin
             times, note = timed(executed(manager, user, name, arguments), repeat, budget)
             row(kind, size, name, case, times, note)
+        coldstore = db.session.scalar(select(User).where(User.username == "coldstore"))
+        for name, case, arguments in SCOPED_CASES:
+            times, note = timed(direct(manager, coldstore, name, arguments), repeat, budget)
+            row(kind, size, name, case, times, note)
+        pages = PAGES + deep_pages(db.session, size)
         db.session.remove()
     client = app.test_client()
     login = client.post("/api/v1/auth/login", json={"username": "admin", "password": "bench-password"})
     assert login.status_code == 200, login.get_data(as_text=True)
-    for what, case, path in PAGES:
+    for what, case, path in pages:
 
         def get(path=path):
             response = client.get(path)

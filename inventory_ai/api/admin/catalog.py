@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from flask import request
+from flask import g, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
@@ -22,6 +22,7 @@ from inventory_ai.services import bookings, ledger, materials, purchasing, stats
 from inventory_ai.services.bookings import BookingSchema, DecimalIn
 from inventory_ai.services.catalog import find_category, find_material
 from inventory_ai.services.materials import MATERIAL_CODE_AS_TYPED, UNITS
+from inventory_ai.services.search_index import synonyms_of
 from inventory_ai.services.sites import find_warehouse
 
 # A client's key, stored in the caller's own namespace (ledger.client_key: api:<user>/<key>): no
@@ -34,6 +35,14 @@ blp = Blueprint(
 admins_only(blp)
 
 
+def _synonyms(material: Material) -> list[str]:
+    """A listed page's synonyms were read at once (Materials.get); one material's, alone."""
+    listed = g.get("listed_synonyms")
+    if listed is not None and material.code in listed:
+        return listed[material.code]
+    return materials.synonyms(db.session, material)
+
+
 class MaterialSchema(Schema):
     code = fields.String(dump_only=True)
     name_zh = fields.String()
@@ -41,7 +50,7 @@ class MaterialSchema(Schema):
     unit = fields.String()
     spec = fields.String(allow_none=True)
     description = fields.String(allow_none=True)
-    synonyms = fields.Function(lambda m: materials.synonyms(db.session, m))
+    synonyms = fields.Function(lambda m: _synonyms(m))
     category = fields.Function(lambda m: m.category.code if m.category else None)
     supplier = fields.Function(lambda m: m.supplier.code if m.supplier else None)
     reorder_point = decimal_string(3)
@@ -99,12 +108,17 @@ class Materials(MethodView):
     @blp.arguments(MaterialQuery, location="query")
     @blp.response(200, page_of(MaterialSchema))
     def get(self, args):
-        stmt = select(Material)
+        stmt = select(Material).options(selectinload(Material.category), selectinload(Material.supplier))
         if "category" in args:
             stmt = stmt.where(Material.category_id == find_category(db.session, args["category"]).id)
         if "active" in args:
             stmt = stmt.where(Material.active.is_(args["active"]))
-        return paginate(db.session, stmt, args, BY_CODE)
+        page = paginate(db.session, stmt, args, BY_CODE)
+        # One query for the page's synonyms, not one per material.
+        codes = [m.code for m in page["items"]]
+        found = synonyms_of(db.session, codes)
+        g.listed_synonyms = {code: found.get(code, []) for code in codes}
+        return page
 
     @blp.arguments(MaterialCreateSchema)
     @blp.response(201, MaterialSchema)

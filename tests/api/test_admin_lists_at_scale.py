@@ -1,11 +1,14 @@
-"""Admin lists paged by a cursor (`after=<next>`): every row once, in order, while rows are added,
-and a cursor that is not one of ours is refused (422)."""
+"""Admin lists as they hold up with many rows: paged by a cursor (`after=<next>`), every row once, in
+order, while rows are added, a cursor that is not one of ours refused (422); a page's statements do
+not grow with its length."""
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
+from inventory_ai.extensions import db
 from inventory_ai.models import Material, StockLevel, StockMovement
+from inventory_ai.services.search_index import synonyms_of
 from tests.api.test_admin_materials import NEW
 
 
@@ -82,3 +85,25 @@ def test_a_keyset_cursor_is_checked(client, admin):
         assert refused.status_code == 422, cursor
     other = client.get("/api/v1/admin/stock/movements?per_page=1", headers=admin).json["next"]
     assert client.get(f"/api/v1/admin/materials?after={other}", headers=admin).status_code == 422
+
+
+def test_a_materials_page_reads_its_synonyms_at_once(client, admin, session):
+    """Each material shows its own synonyms, and a page of 50 costs as many statements as a page of 2."""
+    body = {**new_material("M000A"), "synonyms": ["芝士末", "奶酪粉"]}
+    assert client.post("/api/v1/admin/materials", json=body, headers=admin).status_code == 201
+
+    def statements_for(per_page: int) -> tuple[int, dict]:
+        seen = []
+        listen = lambda *args: seen.append(args[2])  # noqa: E731
+        event.listen(db.engine, "before_cursor_execute", listen)
+        try:
+            page = client.get(f"/api/v1/admin/materials?per_page={per_page}", headers=admin).json
+        finally:
+            event.remove(db.engine, "before_cursor_execute", listen)
+        return len(seen), {m["code"]: m["synonyms"] for m in page["items"]}
+
+    few, _ = statements_for(2)
+    many, shown = statements_for(50)
+    assert many == few
+    assert shown["M000A"] == ["芝士末", "奶酪粉"]
+    assert shown == {code: synonyms_of(session, [code]).get(code, []) for code in shown}
