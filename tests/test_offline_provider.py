@@ -11,9 +11,9 @@ import pytest
 
 from inventory_ai.assistant.extension import aliases, manager
 from inventory_ai.assistant.providers.offline import slots
+from inventory_ai.assistant.providers.offline.amounts import pack_size
 from inventory_ai.assistant.providers.offline.classifier import Example, IntentModel, built_in_examples
 from inventory_ai.assistant.providers.offline.linking import Linker
-from inventory_ai.assistant.providers.offline.packs import pack_size
 from inventory_ai.models import User
 from inventory_ai.services import clock
 from inventory_ai.services.intents import create_intent

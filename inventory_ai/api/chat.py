@@ -277,7 +277,7 @@ class Pending(MethodView):
             .join(ChatMessage, ToolRound.message_id == ChatMessage.id)
             .join(Conversation, ChatMessage.conversation_id == Conversation.id)
             .where(
-                Conversation.user_id == user.id,
+                conversations.open_to(db.session, user),
                 ChatMessage.status == MessageStatus.AWAITING_CONFIRMATION,
                 ToolCallRecord.status == CallStatus.PENDING_CONFIRMATION,
             )

@@ -72,7 +72,7 @@ def offline_lexicon(session: Session, registry: ToolRegistry) -> Lexicon:
         home_warehouse=home_warehouse,
         tool_labels={tool.name: tool.labels for tool in registry.all()},
     )
-    return Lexicon(context, {tool.name: tool.help for tool in registry.all()})
+    return Lexicon(context)
 
 
 def aliases(session: Session) -> dict[str, list[tuple[str, str]]]:

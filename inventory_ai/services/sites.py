@@ -69,6 +69,13 @@ def clean_codes(session: Session, codes: list[str] | None) -> list[str] | None:
     return wanted
 
 
+def narrows(before: list[str] | None, after: list[str] | None) -> bool:
+    """Whether a change of a person's warehouses takes one away (None is every warehouse)."""
+    if after is None:
+        return False
+    return before is None or not set(after) >= set(before)
+
+
 def of_codes(session: Session, codes: list[str] | None) -> Sites:
     if codes is None:
         return ALL

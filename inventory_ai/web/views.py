@@ -340,8 +340,7 @@ def all_rows(tool_call_id: str):
         .join(Conversation, ChatMessage.conversation_id == Conversation.id)
         .where(
             ToolCallRecord.call_id == tool_call_id,
-            Conversation.user_id == user.id,
-            Conversation.deleted_at.is_(None),
+            conversations.open_to(db.session, user),
         )
     ).first()
     if found is None or found[0].name not in PAGED_TOOLS:

@@ -126,3 +126,43 @@ def test_seed_keeps_demo_users_unscoped_and_adds_scoped_ones(session, auth, clie
     assert sites.of_user(session, session.scalar(select(User).where(User.username == "coldstore"))).codes == {
         "WH02"
     }
+
+
+def test_conversations_begun_before_a_warehouse_was_taken_away_no_longer_open(app, session):
+    """They may hold that warehouse's figures (answers, and tool results the model would be sent
+    again): after the change they are gone from the owner's list, search, pages and follow-ups;
+    conversations begun after it stay, and widening the scope closes nothing."""
+
+    def client_for(username):
+        client = app.test_client()
+        AuthActions(client).login(username)
+        return client
+
+    def asked(client, text, conversation_id=None):
+        return client.post("/api/v1/chat", json={"message": text, "conversation_id": conversation_id})
+
+    staff, admin = client_for("staff"), client_for("admin")
+    before = asked(staff, "主仓的面粉库存").json
+    listed = [c["id"] for c in staff.get("/api/v1/conversations").json]
+    assert before["conversation_id"] in listed
+    staff_id = session.scalar(select(User.id).where(User.username == "staff"))
+
+    assert admin.patch(f"/api/v1/admin/users/{staff_id}", json={"warehouses": ["WH02"]}).status_code == 200
+    old = before["conversation_id"]
+    assert old not in [c["id"] for c in staff.get("/api/v1/conversations").json]
+    assert old not in [c["id"] for c in staff.get("/api/v1/conversations?q=面粉").json]
+    assert staff.get(f"/api/v1/conversations/{old}").status_code == 404
+    assert staff.get(f"/api/v1/chat/messages/{before['message_id']}").status_code == 404
+    assert asked(staff, "还有多少", old).status_code == 404  # the model is never sent it again
+    assert staff.get(f"/c/{old}").status_code == 404
+
+    after = asked(staff, "冷库有什么").json
+    assert (
+        admin.patch(f"/api/v1/admin/users/{staff_id}", json={"warehouses": ["WH02", "WH03"]}).status_code
+        == 200
+    )
+    assert asked(staff, "还有吗", after["conversation_id"]).status_code == 200
+    assert after["conversation_id"] in [c["id"] for c in staff.get("/api/v1/conversations").json]
+    # The admins' view keeps everything.
+    kept = admin.get(f"/api/v1/admin/conversations/{old}")
+    assert kept.status_code == 200 and len(kept.json["messages"]) == 2

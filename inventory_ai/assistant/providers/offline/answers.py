@@ -13,20 +13,6 @@ from inventory_ai.services.shown import figure as f  # 1,200 kg; 6,200.00: as a 
 from inventory_ai.text import CJK_RUN
 
 
-def help_text(language: str, offered: list[str], tool_help: dict[str, tuple[str, str]]) -> str:
-    """What the user can ask, from the help each offered tool carries (assistant/tools/)."""
-    items = [tool_help[name] for name in offered if name in tool_help]
-    if language == "zh":
-        lines = ["您好！我是仓库库存助手，可以帮您："] + [f"- {zh}" for zh, _ in items]
-        if not items:
-            lines = ["您好！目前没有可用的工具，请联系管理员。"]
-        return "\n".join(lines)
-    lines = ["Hello! I'm the warehouse inventory assistant. I can:"] + [f"- {en}" for _, en in items]
-    if not items:
-        lines = ["Hello! No tools are available to you at the moment; please contact an admin."]
-    return "\n".join(lines)
-
-
 def compose_answer(language: str, text: str, results: list[dict], names: Callable[[str], str] = str) -> str:
     """The answer from this turn's results. `names` turns a Chinese warehouse, category or supplier
     name into the reader's language (English answers use English names throughout)."""
@@ -65,21 +51,14 @@ def _search(zh, args, data, say):
     rows = data.get("materials", [])
     keyword = args.get("keyword", "")
     if not keyword:  # what a warehouse or category holds
-        where = " / ".join(
-            say(x) if not zh else x for x in (args.get("warehouse"), args.get("category")) if x
+        where = " / ".join(x if zh else say(x) for x in (args.get("warehouse"), args.get("category")) if x)
+        names, total = (
+            ("、" if zh else ", ").join(r["name" if zh else "name_en"] for r in rows[:5]),
+            data.get("total", len(rows)),
         )
-        names = "、".join(r["name"] for r in rows[:5]) if zh else ", ".join(r["name_en"] for r in rows[:5])
         if zh:
-            return (
-                f"{where} 共 {data.get('total', len(rows))} 种原料，例如 {names}。"
-                if rows
-                else f"{where} 没有原料。"
-            )
-        return (
-            f"{where} holds {data.get('total', len(rows))} materials, e.g. {names}."
-            if rows
-            else f"{where} holds no materials."
-        )
+            return f"{where} 共 {total} 种原料，例如 {names}。" if rows else f"{where} 没有原料。"
+        return f"{where} holds {total} materials, e.g. {names}." if rows else f"{where} holds no materials."
     if not rows:
         return f"没有找到与“{keyword}”相关的原料。" if zh else f'No materials match "{keyword}".'
     best, total = rows[0], data["total"]

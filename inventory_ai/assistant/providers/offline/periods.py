@@ -33,7 +33,6 @@ _MONTH_NAME = (
 )
 _EN_DAY = r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?"
 _NOT_AN_AMOUNT = r"(?![\d.]|\s*(?:%|公斤|千克|克|斤|吨|升|袋|箱|包|瓶|桶|个|kgs?\b|g\b|grams?\b|l\b|ml\b|pcs\b|boxe?s?\b|bags?\b|cases?\b))"
-_ZH_DATE = r"(?:(?:20\d\d)年)?(?:\d{1,2})月(?:\d{1,2})[日号]?"
 # Two dates of one range, the second's month and both years optional ("11月1号到10号",
 # "10月15号到31号", "11月1号到11月底", "nov 1 to nov 10", "between oct 20 and oct 27", "from the 1st
 # to the 10th"). Never a pair of amounts ("margarine 5 to 10 kg").
@@ -90,11 +89,7 @@ def _date_range(text: str, today: date) -> Period | None:
                 since = since.replace(year=since.year - 1)
             end_month = m2 or m1
             end_year = int(g["y2"]) if "y2" in g else since.year + (1 if end_month < m1 else 0)  # 12月→1月
-            if d2 is None:
-                d2 = (
-                    (date(end_year, end_month, 28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
-                ).day
-            until = date(end_year, end_month, d2)
+            until = date(end_year, end_month, d2) if d2 else _month_end(end_year, end_month)
         except ValueError:  # no such day (2月30号): not a period
             continue
         if until < since:  # "11月10号到11月1号": the same days, said backwards

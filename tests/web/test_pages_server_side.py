@@ -219,3 +219,9 @@ def test_a_streamed_decision_reads_on_in_a_request_context_of_its_own(app_with):
         headers={"Accept": "text/event-stream"},
     ).get_data(as_text=True)
     assert "internal_error" not in streamed and '"status": "completed"' in streamed
+
+
+def test_login_page_is_served(client):
+    response = client.get("/login")
+    assert response.status_code == 200
+    assert "csrf_token" in response.get_data(as_text=True)

@@ -25,7 +25,7 @@ from inventory_ai import database
 from inventory_ai.config import engine_options
 from inventory_ai.database import WriterTurns, install_sqlite_pragmas, write_transaction
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # Far below SQLite's busy_timeout (15 s): a writer that got through within it was handed the turn,
 # not let in by SQLite giving up on the lock.
 HANDED_OVER = 5

@@ -9,31 +9,11 @@ import pytest
 from sqlalchemy import select
 
 from inventory_ai.assistant.extension import manager
-from inventory_ai.assistant.tools.base import ToolContext
 from inventory_ai.errors import DomainError, Forbidden, NotFound
-from inventory_ai.extensions import db
-from inventory_ai.models import ROLES, Intent, PurchaseRequest, User
-from inventory_ai.services import sites
+from inventory_ai.models import ROLES, Intent, PurchaseRequest
+from tests.support.tool_context import context
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "permissions.md"
-
-
-def context(session, username="admin", **kw) -> ToolContext:
-    user = session.scalar(select(User).where(User.username == username))
-    return ToolContext(
-        user_id=user.id,
-        username=user.username,
-        role=user.role,
-        session=session,
-        engine=db.engine,
-        request_id=None,
-        conversation_id="c",
-        message_id="m",
-        sites=sites.of_user(session, user),
-        tool_call_id="call_x",
-        tool_names=manager().registry.names(),
-        **kw,
-    )
+DOC = Path(__file__).resolve().parents[2] / "docs" / "permissions.md"
 
 
 def run(session, name, arguments, username="admin"):

@@ -191,7 +191,7 @@ from inventory_ai.models import ToolRound
 set_committed_value(stored, "calls", [])
 print(stored.id, stored.calls)
 """
-    repo = Path(__file__).resolve().parent.parent
+    repo = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["1", "[]"]

@@ -9,7 +9,7 @@ from inventory_ai.assistant.extension import build_registry
 from inventory_ai.assistant.providers.offline.answers import _WRITERS
 from inventory_ai.web.i18n import strings
 
-SEED_INTENTS = Path(__file__).parent.parent / "seed_data" / "intents.json"
+SEED_INTENTS = Path(__file__).parents[2] / "seed_data" / "intents.json"
 
 
 def test_every_tool_has_its_words_for_people_in_both_languages():

@@ -117,7 +117,7 @@ def test_each_worker_freezes_what_it_loaded_out_of_the_collectors_sight():
     config = Config()
     config.set(
         "post_worker_init",
-        runpy.run_path(str(Path(__file__).parent.parent / "gunicorn.conf.py"))["post_worker_init"],
+        runpy.run_path(str(Path(__file__).parents[2] / "gunicorn.conf.py"))["post_worker_init"],
     )
     frozen = gc.get_freeze_count()
     try:

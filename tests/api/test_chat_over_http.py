@@ -1,4 +1,5 @@
-"""POST /api/v1/chat and friends over HTTP: auth, CSRF, tokens, ownership, decisions, errors."""
+"""POST /api/v1/chat and friends over HTTP: auth, CSRF, tokens, ownership, decisions, errors, and each
+user's rate limit."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from sqlalchemy import func, select
 
 from inventory_ai.auth import issue_token
 from inventory_ai.models import Material, StockLevel, utcnow
+from tests.support.scripted import ScriptedProvider, answer, use
 
 
 def m001(session) -> Decimal:
@@ -208,40 +210,12 @@ def test_web_login_page_and_form_flow(client):
     assert client.post("/ask", data={"message": "hi"}).status_code == 400  # no CSRF token
 
 
-def test_repeated_failed_logins_are_throttled_with_retry_after(client):
-    for _ in range(5):
-        assert (
-            client.post(
-                "/api/v1/auth/login", json={"username": "staff", "password": "wrong-guess"}
-            ).status_code
-            == 401
-        )
-    blocked = client.post("/api/v1/auth/login", json={"username": "staff", "password": "demo-password"})
-    assert blocked.status_code == 429 and int(blocked.headers["Retry-After"]) > 0
-    assert blocked.json["error"]["code"] == "too_many_requests"
-    # Another user from the same address is not locked out by staff's typos.
-    assert (
-        client.post(
-            "/api/v1/auth/login", json={"username": "manager", "password": "demo-password"}
-        ).status_code
-        == 200
-    )
-
-
-def test_successful_logins_are_not_counted(client):
-    for _ in range(8):
-        assert (
-            client.post(
-                "/api/v1/auth/login", json={"username": "staff", "password": "demo-password"}
-            ).status_code
-            == 200
-        )
-
-
-def test_the_web_login_form_is_throttled_too(client):
-    page = client.get("/login").get_data(as_text=True)
-    token = page.split('name="csrf_token" value="')[1].split('"')[0]
-    for _ in range(5):
-        client.post("/login", data={"username": "staff", "password": "nope-nope", "csrf_token": token})
-    blocked = client.post("/login", data={"username": "staff", "password": "nope-nope", "csrf_token": token})
-    assert blocked.status_code == 429 and "Retry-After" in blocked.headers
+def test_chat_is_rate_limited_per_user(app, client, auth):
+    app.config["CHAT_RATE_LIMIT"] = "3 per minute"
+    use(app, ScriptedProvider(*[answer("ok")] * 3))
+    auth.login("staff")
+    for _ in range(3):
+        assert client.post("/api/v1/chat", json={"message": "hi"}).status_code == 200
+    limited = client.post("/api/v1/chat", json={"message": "hi"})
+    assert limited.status_code == 429 and int(limited.headers["Retry-After"]) > 0
+    assert limited.json["error"]["code"] == "too_many_requests"

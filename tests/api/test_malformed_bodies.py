@@ -1,5 +1,6 @@
-"""The request boundary: malformed bodies are a clear 400 (or 422 naming the line), never a 500,
-logged in or not, on every kind of endpoint."""
+"""The request boundary: malformed bodies are a clear 400 (or 422 naming the line), never a 500, logged in
+or not, on every kind of endpoint; NUL characters are refused with a clear error, in JSON and in the web
+login form."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from inventory_ai.extensions import db
 from tests.support.clients import AuthActions
 
 HOSTILE = {
@@ -68,7 +70,6 @@ def test_concurrent_writes_on_sqlite_are_never_a_500(app):
     import threading
 
     from inventory_ai.auth import issue_token
-    from inventory_ai.extensions import db
     from inventory_ai.models import User
 
     staff = db.session.query(User).filter_by(username="staff").one()
@@ -93,3 +94,28 @@ def test_concurrent_writes_on_sqlite_are_never_a_500(app):
     for t in threads:
         t.join()
     assert sorted(set(statuses)) == [201], statuses
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "kwargs"),
+    [
+        ("post", "/api/v1/auth/login", {"json": {"username": "\x00", "password": "x"}}),
+        (
+            "post",
+            "/api/v1/auth/login",
+            {"data": '{"username": "a\\u0000b", "password": "x"}', "content_type": "application/json"},
+        ),
+        ("get", "/api/v1/conversations?x=%00", {}),
+    ],
+)
+def test_nul_characters_are_refused_with_a_clear_error(client, method, path, kwargs):
+    response = getattr(client, method)(path, **kwargs)
+    assert response.status_code == 400
+    assert "NUL" in response.get_data(as_text=True)
+
+
+def test_nul_in_the_web_login_form_is_refused(client):
+    page = client.get("/login").get_data(as_text=True)
+    token = page.split('name="csrf_token" value="')[1].split('"')[0]
+    response = client.post("/login", data={"username": "a\x00", "password": "x", "csrf_token": token})
+    assert response.status_code == 400 and "NUL" in response.get_data(as_text=True)
