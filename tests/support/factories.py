@@ -42,6 +42,11 @@ def warehouse(code: str) -> Warehouse:
     return db.session.query(Warehouse).filter_by(code=code).one()
 
 
+def user_named(username: str) -> User:
+    """A user the seed or a factory made, by name."""
+    return db.session.query(User).filter_by(username=username).one()
+
+
 class UserFactory(Base):
     """A user who logs in with the suite's password: `UserFactory(role="warehouse_manager")`;
     `UserFactory(warehouses=["WH02"])` scopes them where users carry the warehouses they work in."""
