@@ -14,9 +14,10 @@ from sqlalchemy import func, select, update
 from inventory_ai.assistant.types import ModelReply, ModelRequest
 from inventory_ai.auth import issue_token
 from inventory_ai.extensions import db
-from inventory_ai.models import AuditEvent, Material, Signoff, StockLevel, StockMovement, User, utcnow
-from tests.support.clients import AuthActions
+from inventory_ai.models import AuditEvent, Signoff, StockMovement, User, utcnow
+from tests.support.clients import client_for
 from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
+from tests.support.stock import level
 
 
 def books(arguments: dict) -> ScriptedProvider:
@@ -28,19 +29,6 @@ def books(arguments: dict) -> ScriptedProvider:
         return answer("结果：" + request.messages[-1].content)
 
     return ScriptedProvider(*[step] * 6)
-
-
-def level(code: str = "M001") -> Decimal:
-    db.session.commit()
-    return db.session.scalar(
-        select(func.sum(StockLevel.quantity)).join(Material).where(Material.code == code)
-    )
-
-
-def client_for(app, username: str):
-    client = app.test_client()
-    AuthActions(client).login(username)
-    return client
 
 
 def ask(client, text="出库") -> dict:

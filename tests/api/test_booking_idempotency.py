@@ -13,6 +13,8 @@ from inventory_ai.extensions import db
 from inventory_ai.models import StockMovement
 from inventory_ai.services import bookings, ledger
 from tests.support.bookings import BODY, OUT, book, movements
+from tests.support.clients import client_for
+from tests.support.factories import UserFactory
 
 # --- the same meaning is the same request ---------------------------------------------------
 
@@ -48,20 +50,14 @@ def test_a_retry_that_means_something_else_is_a_422(client, auth):
         assert book(client, {**BODY, **change}, "delivery-1").status_code == 422, change
 
 
-def _second_admin(app, client):
-    created = client.post(
-        "/api/v1/admin/users", json={"username": "admin2", "password": "admin2-password", "role": "admin"}
-    )
-    assert created.status_code == 201
-    other = app.test_client()
-    login = other.post("/api/v1/auth/login", json={"username": "admin2", "password": "admin2-password"})
-    other.environ_base["HTTP_X_CSRFTOKEN"] = login.json["csrf_token"]
-    return other
+def _second_admin(app):
+    UserFactory(username="admin2", role="admin")
+    return client_for(app, "admin2")
 
 
 def test_keys_belong_to_their_caller(app, client, auth):
     auth.login("admin")
-    other = _second_admin(app, client)
+    other = _second_admin(app)
     mine = book(client, BODY, "delivery-1")
     theirs = book(other, BODY, "delivery-1")
     assert mine.status_code == theirs.status_code == 201
@@ -111,7 +107,7 @@ def _legacy_booking(user_id: int, key: str) -> int:
 def test_a_key_used_before_keys_were_per_caller_still_replays_to_its_caller(app, client, auth, user):
     legacy = _legacy_booking(user("admin").id, "PO-7")
     auth.login("admin")
-    other = _second_admin(app, client)
+    other = _second_admin(app)
     before = movements()
     again = book(client, BODY, "PO-7")
     assert again.status_code == 201 and again.json["movement_id"] == legacy and again.json["replayed"] is True

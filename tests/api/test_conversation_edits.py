@@ -9,14 +9,8 @@ from sqlalchemy import select
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, Conversation
 from inventory_ai.services.conversations import title_for
-from tests.support.clients import AuthActions
+from tests.support.clients import client_for
 from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
-
-
-def client_for(app, username: str):
-    client = app.test_client()
-    AuthActions(client).login(username)
-    return client
 
 
 def asked(client, text: str, conversation_id: str | None = None) -> dict:

@@ -5,14 +5,8 @@ from __future__ import annotations
 
 import re
 
-from tests.support.clients import AuthActions
+from tests.support.clients import client_for
 from tests.support.databases import PASSWORD
-
-
-def logged_in(app, username="staff"):
-    client = app.test_client()
-    AuthActions(client).login(username)
-    return client
 
 
 def copy_of(app, client):
@@ -24,7 +18,7 @@ def copy_of(app, client):
 
 
 def test_logout_ends_the_session_and_a_copy_of_its_cookie(app):
-    client = logged_in(app)
+    client = client_for(app)
     thief = copy_of(app, client)
     assert thief.get("/api/v1/auth/me").status_code == 200
     assert client.post("/api/v1/auth/logout").status_code == 204
@@ -34,7 +28,7 @@ def test_logout_ends_the_session_and_a_copy_of_its_cookie(app):
 
 
 def test_web_logout_ends_it_too(app):
-    client = logged_in(app)
+    client = client_for(app)
     thief = copy_of(app, client)
     page = client.get("/").get_data(as_text=True)
     token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
@@ -43,7 +37,7 @@ def test_web_logout_ends_it_too(app):
 
 
 def test_a_password_change_ends_every_other_session(app):
-    phone, laptop = logged_in(app), logged_in(app)
+    phone, laptop = client_for(app), client_for(app)
     changed = laptop.post(
         "/api/v1/auth/password", json={"current_password": PASSWORD, "new_password": "a-new-password-1"}
     )
@@ -55,7 +49,7 @@ def test_a_password_change_ends_every_other_session(app):
 
 
 def test_an_admins_reset_and_a_deactivation_end_every_session_of_that_user(app, user):
-    staff, admin = logged_in(app), logged_in(app, "admin")
+    staff, admin = client_for(app), client_for(app, "admin")
     staff_id = user("staff").id
     assert (
         admin.post(
@@ -64,7 +58,7 @@ def test_an_admins_reset_and_a_deactivation_end_every_session_of_that_user(app, 
         == 204
     )
     assert staff.get("/api/v1/auth/me").status_code == 401
-    manager = logged_in(app, "manager")
+    manager = client_for(app, "manager")
     manager_id = user("manager").id
     assert admin.patch(f"/api/v1/admin/users/{manager_id}", json={"active": False}).status_code == 200
     assert manager.get("/api/v1/auth/me").status_code == 401

@@ -19,14 +19,8 @@ from inventory_ai.assistant.providers.base import ProviderError
 from inventory_ai.assistant.types import ModelReply, ModelRequest, TextDelta
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, Signoff, StockMovement, ToolCallRecord, User, utcnow
-from tests.support.clients import AuthActions
+from tests.support.clients import client_for
 from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
-
-
-def client_for(app, username: str):
-    client = app.test_client()
-    AuthActions(client).login(username)
-    return client
 
 
 def chat_bookings() -> list[tuple[str, Decimal]]:

@@ -6,38 +6,20 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from inventory_ai.assistant.extension import manager
 from inventory_ai.extensions import db
-from inventory_ai.models import AuditEvent, Material, StockLevel, ToolSetting, User
+from inventory_ai.models import AuditEvent, ToolSetting
+from tests.support.bookings import MCP_BOOKING as BOOKING
 from tests.support.clients import AuthActions
+from tests.support.factories import user_named
 from tests.support.scripted import ScriptedProvider, use
-
-
-def _user(name: str) -> User:
-    return db.session.query(User).filter_by(username=name).one()
-
-
-def level(code: str = "M001") -> Decimal:
-    db.session.commit()
-    return db.session.scalar(
-        select(func.sum(StockLevel.quantity)).join(Material).where(Material.code == code)
-    )
-
-
-BOOKING = {
-    "material": "M001",
-    "warehouse": "主仓库",
-    "movement_type": "outbound",
-    "quantity": 5,
-    "unit": "kg",
-    "reason": "MCP 测试",
-}
+from tests.support.stock import level
 
 
 def test_a_read_returns_real_data_and_is_audited_as_from_mcp(app):
-    result = manager().call_directly(db.session, _user("staff"), "search_materials", {"keyword": "面粉"})
+    result = manager().call_directly(db.session, user_named("staff"), "search_materials", {"keyword": "面粉"})
     assert result.status == "success"
     assert json.loads(result.content)["materials"][0]["code"] == "M001"
     event = db.session.scalars(select(AuditEvent).where(AuditEvent.action == "tool_call")).all()[-1]
@@ -45,7 +27,7 @@ def test_a_read_returns_real_data_and_is_audited_as_from_mcp(app):
 
 
 def test_a_tool_the_user_lacks_or_an_admin_switched_off_is_refused(app):
-    staff = _user("staff")
+    staff = user_named("staff")
     refused = manager().call_directly(
         db.session, staff, "create_purchase_request", {"material": "M001", "quantity": 1}
     )
@@ -59,7 +41,7 @@ def test_a_tool_the_user_lacks_or_an_admin_switched_off_is_refused(app):
 
 def test_bad_arguments_list_every_error(app):
     result = manager().call_directly(
-        db.session, _user("staff"), "list_low_stock", {"limit": 0, "colour": "red"}
+        db.session, user_named("staff"), "list_low_stock", {"limit": 0, "colour": "red"}
     )
     message = json.loads(result.content)["error"]["message"]
     assert result.status == "error" and "limit" in message and "colour" in message
@@ -67,7 +49,7 @@ def test_bad_arguments_list_every_error(app):
 
 def test_a_booking_waits_for_approval_then_is_booked_once_without_a_model(app, client):
     use(app, ScriptedProvider())  # any call to a model would fail this test
-    result = manager().call_directly(db.session, _user("staff"), "record_stock_movement", BOOKING)
+    result = manager().call_directly(db.session, user_named("staff"), "record_stock_movement", BOOKING)
     assert (
         result.status == "pending_confirmation"
         and json.loads(result.content)["status"] == "awaiting_approval"
@@ -93,7 +75,7 @@ def test_a_booking_waits_for_approval_then_is_booked_once_without_a_model(app, c
 def test_a_large_booking_from_mcp_needs_a_signoff_like_any_other(app, client):
     use(app, ScriptedProvider())
     big = dict(BOOKING, movement_type="inbound", quantity=1000)
-    result = manager().call_directly(db.session, _user("staff"), "record_stock_movement", big)
+    result = manager().call_directly(db.session, user_named("staff"), "record_stock_movement", big)
     AuthActions(client).login("staff")
     decided = client.post(
         f"/api/v1/chat/messages/{result.message_id}/decision", json={"decision": "approve"}

@@ -22,27 +22,18 @@ from inventory_ai.auth import issue_token
 from inventory_ai.config import config_for_tests
 from inventory_ai.errors import Conflict
 from inventory_ai.extensions import db
-from inventory_ai.models import ChatMessage, Material, StockLevel, StockMovement, ToolCallRecord, User, utcnow
+from inventory_ai.models import ChatMessage, Material, StockMovement, ToolCallRecord, User, utcnow
 from inventory_ai.services import bookings, ledger
 from tests.support.dashscope_stub import Empty, Reply
+from tests.support.factories import user_named
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
-
-
-def _user(username: str) -> User:
-    return db.session.query(User).filter_by(username=username).one()
+from tests.support.stock import level
 
 
 def start(username: str, text: str, conversation_id: str | None = None):
-    turn = manager().prepare_message(db.session, _user(username), text, conversation_id)
+    turn = manager().prepare_message(db.session, user_named(username), text, conversation_id)
     events = list(manager().run(db.session, turn))
     return turn, events, db.session.get(ChatMessage, turn.message_id)
-
-
-def level(code: str) -> Decimal:
-    db.session.commit()  # a fresh snapshot: other threads and connections booked meanwhile
-    return db.session.scalar(
-        select(func.sum(StockLevel.quantity)).join(Material).where(Material.code == code)
-    )
 
 
 def booking(material: str, quantity: float, call_id: str) -> ToolCall:
@@ -70,7 +61,7 @@ def test_calls_the_model_gave_one_id_are_each_booked_once(app):
     ids = [p.tool_call_id for p in confirm.pending]
     assert len(set(ids)) == 2 and "call_dup" not in ids
 
-    decision = decisions().prepare(db.session, _user("staff"), turn.message_id, True)
+    decision = decisions().prepare(db.session, user_named("staff"), turn.message_id, True)
     list(decisions().decide(db.session, decision))
     turn = decision.answer
     assert level("M001") == Decimal("95") and level("M002") == Decimal("43")
@@ -198,7 +189,7 @@ def test_an_abandoned_half_open_trial_does_not_shut_the_breaker_for_good(stub):
 
 
 def test_cancelling_while_the_model_talks_ends_cancelled(app):
-    staff = _user("staff")
+    staff = user_named("staff")
 
     class Talkative:
         name, model, costs_tokens = "talkative", "talkative-1", False
@@ -236,7 +227,7 @@ def _as_if_its_process_died(message_id: str) -> None:
 
 
 def test_an_answer_whose_process_died_no_longer_blocks_its_conversation(app, client, auth):
-    staff = _user("staff")
+    staff = user_named("staff")
     first = manager().prepare_message(db.session, staff, "你好", None)  # started, never finished
     with pytest.raises(Conflict):
         manager().prepare_message(db.session, staff, "还在吗", first.conversation_id)
@@ -250,7 +241,7 @@ def test_an_answer_whose_process_died_no_longer_blocks_its_conversation(app, cli
 
 
 def test_a_looked_at_answer_whose_process_died_shows_as_failed(app, client, auth):
-    turn = manager().prepare_message(db.session, _user("staff"), "你好", None)
+    turn = manager().prepare_message(db.session, user_named("staff"), "你好", None)
     _as_if_its_process_died(turn.message_id)
     auth.login("staff")
     assert client.get(f"/api/v1/chat/messages/{turn.message_id}").json["status"] == "failed"
@@ -259,7 +250,7 @@ def test_a_looked_at_answer_whose_process_died_shows_as_failed(app, client, auth
 def test_a_booking_approved_just_before_its_process_died_is_recorded_as_the_ledger_has_it(app):
     use(app, ScriptedProvider(calls(booking("M001", 5, "c1"), booking("M002", 7, "c2"))))
     turn, _, _ = start("staff", "两笔出库")
-    decision = decisions().prepare(db.session, _user("staff"), turn.message_id, True)
+    decision = decisions().prepare(db.session, user_named("staff"), turn.message_id, True)
     # The process booked the first call, then died before recording it or booking the second.
     first = db.session.scalars(
         select(ToolCallRecord).where(ToolCallRecord.call_id == decision.call_ids[0])
@@ -267,7 +258,7 @@ def test_a_booking_approved_just_before_its_process_died_is_recorded_as_the_ledg
     ledger.book(db.engine, bookings.load(json.loads(first.arguments), None, f"chat:{first.call_id}"))
     _as_if_its_process_died(turn.message_id)
 
-    manager().own_message(db.session, _user("staff"), turn.message_id)  # someone looks: it is settled
+    manager().own_message(db.session, user_named("staff"), turn.message_id)  # someone looks: it is settled
     db.session.expire_all()
     message = db.session.get(ChatMessage, turn.message_id)
     booked, not_run = message.rounds[0].calls
@@ -288,7 +279,7 @@ def test_a_live_answer_keeps_its_heartbeat_while_the_model_is_slow(app_with):
 
     with slow_app.app_context():
         use(slow_app, ScriptedProvider(slow))
-        staff = _user("staff")
+        staff = user_named("staff")
         turn = manager().prepare_message(db.session, staff, "你好", None)
         done = threading.Thread(target=lambda: _run_in(slow_app, turn))
         done.start()
@@ -313,7 +304,7 @@ def test_concurrent_decisions_and_cancel_agree_with_the_ledger(app):
     """Two approvals, two rejections and a cancel at once, eight times: one of them wins each
     time, the others are 409 (a cancel that lost says so), and the ledger holds exactly the
     bookings whose approval won."""
-    staff = _user("staff")
+    staff = user_named("staff")
     _, token = issue_token(staff, "race", scopes=("read", "chat", "decide"))  # decides too
     db.session.commit()
     headers = {"Authorization": f"Bearer {token}"}
@@ -411,7 +402,7 @@ def test_the_heartbeat_thread_settles_a_dead_answer_without_an_app_context(app):
 
     use(app, ScriptedProvider(calls(booking("M001", 5, "c1"))))
     turn, _, _ = start("staff", "出库")
-    decisions().prepare(db.session, _user("staff"), turn.message_id, True)
+    decisions().prepare(db.session, user_named("staff"), turn.message_id, True)
     _as_if_its_process_died(turn.message_id)
     engine, recovery, ended = db.engine, manager().recovery, []
 

@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 from inventory_ai.extensions import db
 from inventory_ai.models import ModelCall
 from inventory_ai.services import clock, usage
-from tests.support.clients import AuthActions
+from tests.support.clients import client_for
 from tests.support.dashscope_stub import Error, Reply, tool_call
 
 PRICES = {"qwen-plus": (2.0, 6.0)}  # CNY per 1,000 input / output tokens; qwen-turbo left unpriced
@@ -23,16 +23,10 @@ def by_model(**behaviours):
     return lambda body: behaviours[body["model"]]
 
 
-def logged_in(app, username):
-    client = app.test_client()
-    AuthActions(client).login(username)
-    return client
-
-
 def test_admins_see_tokens_and_estimated_cost_per_user_per_day_by_model(qwen_app, stub):
     app = qwen_app(model_prices=PRICES, llm_fallback=("qwen-turbo",))
     stub.default = by_model(**{"qwen-plus": Reply(content="好的", usage=(1000, 500))})
-    staff = logged_in(app, "staff")
+    staff = client_for(app, "staff")
     for text in ("你好", "还在吗"):
         assert staff.post("/api/v1/chat", json={"message": text}).json["model"] == "qwen-plus"
     # The manager's answer comes from the fallback, which has no price: its cost is not guessed.
@@ -40,10 +34,11 @@ def test_admins_see_tokens_and_estimated_cost_per_user_per_day_by_model(qwen_app
         **{"qwen-plus": Error(500, "InternalError"), "qwen-turbo": Reply(content="备用", usage=(300, 100))}
     )
     assert (
-        logged_in(app, "manager").post("/api/v1/chat", json={"message": "你好"}).json["model"] == "qwen-turbo"
+        client_for(app, "manager").post("/api/v1/chat", json={"message": "你好"}).json["model"]
+        == "qwen-turbo"
     )
 
-    admin = logged_in(app, "admin")
+    admin = client_for(app, "admin")
     response = admin.get("/api/v1/admin/metrics?days=7")
     rows = {r["user"]: r for r in response.json["tokens_per_user_per_day"]}
     today = clock.today().isoformat()
@@ -71,7 +66,7 @@ def test_the_admins_day_is_the_day_the_token_budget_counts(qwen_app, stub):
     as in the daily budget."""
     app = qwen_app(model_prices=PRICES)
     stub.default = Reply(content="好的", usage=(100, 50))
-    staff = logged_in(app, "staff")
+    staff = client_for(app, "staff")
     staff.post("/api/v1/chat", json={"message": "你好"})
     early = clock.day_start_utc(clock.today()) + timedelta(minutes=30)
     with app.app_context():
@@ -79,7 +74,7 @@ def test_the_admins_day_is_the_day_the_token_budget_counts(qwen_app, stub):
         db.session.commit()
         staff_id = db.session.scalar(select(ModelCall.user_id))
         assert usage.tokens_today(db.session, staff_id) == 150
-    [row] = logged_in(app, "admin").get("/api/v1/admin/metrics?days=1").json["tokens_per_user_per_day"]
+    [row] = client_for(app, "admin").get("/api/v1/admin/metrics?days=1").json["tokens_per_user_per_day"]
     assert (row["day"], row["input_tokens"] + row["output_tokens"]) == (clock.today().isoformat(), 150)
 
 
@@ -96,7 +91,7 @@ def test_prometheus_counts_model_tokens_and_tool_rounds(qwen_app, stub):
         Reply(tool_calls=[tool_call("search_materials", {"keyword": "面粉"})], usage=(120, 30)),
         Reply(content="找到了", usage=(400, 20)),
     )
-    client = logged_in(app, "staff")
+    client = client_for(app, "staff")
     before = {
         "input": scraped(client, "inventory_ai_model_tokens_total", kind="input", model="qwen-plus"),
         "output": scraped(client, "inventory_ai_model_tokens_total", kind="output", model="qwen-plus"),

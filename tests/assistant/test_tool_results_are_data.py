@@ -10,9 +10,10 @@ from sqlalchemy import func, select
 
 from inventory_ai.assistant.extension import manager
 from inventory_ai.extensions import db
-from inventory_ai.models import AuditEvent, User
+from inventory_ai.models import AuditEvent
 from inventory_ai.services import bookings, ledger
 from inventory_ai.services.screening import screen_data
+from tests.support.factories import user_named
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
 # --- tool results are screened as they decode, and always reach the model as data -----------
@@ -26,10 +27,6 @@ PLANTED = {
 }
 
 
-def _user(username: str) -> User:
-    return db.session.query(User).filter_by(username=username).one()
-
-
 def _plant(reason: str) -> None:
     fields = {
         "material": "M001",
@@ -38,7 +35,7 @@ def _plant(reason: str) -> None:
         "quantity": 1,
         "unit": None,
     }
-    ledger.book(db.engine, bookings.load({**fields, "reason": reason}, _user("staff").id, None))
+    ledger.book(db.engine, bookings.load({**fields, "reason": reason}, user_named("staff").id, None))
 
 
 def _admin_asks_for_movements(app) -> tuple[str, str]:
@@ -50,7 +47,7 @@ def _admin_asks_for_movements(app) -> tuple[str, str]:
             calls(call("get_stock_movements", {"material": "M001", "limit": 1}, "c1")), answer("ok")
         ),
     )
-    turn = manager().prepare_message(db.session, _user("admin"), "M001 最近的出入库", None)
+    turn = manager().prepare_message(db.session, user_named("admin"), "M001 最近的出入库", None)
     list(manager().run(db.session, turn))
     messages = model.requests[1].messages
     return messages[0].content, next(m.content for m in messages if m.role == "tool")

@@ -10,34 +10,20 @@ import anyio
 import mcp_types as types
 import pytest
 import requests
-from sqlalchemy import func, select
 
 from inventory_ai import create_app
 from inventory_ai.auth import issue_token
 from inventory_ai.config import config_for_tests
 from inventory_ai.extensions import db
-from inventory_ai.models import ChatMessage, Material, StockLevel, User
+from inventory_ai.models import ChatMessage, User
+from tests.support.bookings import MCP_BOOKING as BOOKING
 from tests.support.clients import AuthActions
 from tests.support.databases import let_go
 from tests.support.mcp_clients import http_headers, http_session, stdio_session, text
 from tests.support.serving import serve_gunicorn
+from tests.support.stock import level
 
-BOOKING = {
-    "material": "M001",
-    "warehouse": "主仓库",
-    "movement_type": "outbound",
-    "quantity": 5,
-    "unit": "kg",
-    "reason": "MCP 测试",
-}
 DECIDES = ("read", "chat", "decide")
-
-
-def level(code: str = "M001") -> Decimal:
-    db.session.commit()
-    return db.session.scalar(
-        select(func.sum(StockLevel.quantity)).join(Material).where(Material.code == code)
-    )
 
 
 def token_for(username: str, **options) -> str:

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.clients import AuthActions
-from tests.test_offline_generalising import first_call
-from tests.test_offline_provider import ask
+from tests.support.clients import AuthActions, ask, first_call
 
 
 def calls_of(body: dict) -> list[tuple[str, dict]]:

@@ -9,8 +9,7 @@ import pytest
 
 from inventory_ai.assistant.providers.offline import slots
 from inventory_ai.services import clock
-from tests.test_offline_generalising import first_call
-from tests.test_offline_provider import ask
+from tests.support.clients import ask, first_call
 
 TODAY = date(2026, 11, 27)
 

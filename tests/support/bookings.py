@@ -26,6 +26,15 @@ OUT = {
     "quantity": "5",
     "reason": "test",
 }
+# 5 kg of M001 out of the main warehouse, as an agent asks for it through MCP (or a direct call).
+MCP_BOOKING = {
+    "material": "M001",
+    "warehouse": "主仓库",
+    "movement_type": "outbound",
+    "quantity": 5,
+    "unit": "kg",
+    "reason": "MCP 测试",
+}
 
 
 def book(client, body: dict, key: str | None = None, **kwargs):

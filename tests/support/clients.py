@@ -38,7 +38,7 @@ class AuthActions:
         return self.client.post("/api/v1/auth/logout")
 
 
-def client_for(app, username: str):
+def client_for(app, username: str = "staff"):
     """A client of the app logged in as `username` (through the API, as the page's script does)."""
     client = app.test_client()
     AuthActions(client).login(username)
@@ -54,3 +54,13 @@ def bearer(session, username: str) -> dict:
     )
     session.commit()
     return {"Authorization": f"Bearer {plain}"}
+
+
+def ask(app, username: str, text: str) -> dict:
+    """The answer `username` gets to one chat message (the JSON of POST /api/v1/chat)."""
+    return client_for(app, username).post("/api/v1/chat", json={"message": text}).json
+
+
+def first_call(answer: dict) -> dict | None:
+    """The first tool call of an answer's first round, if it made one."""
+    return answer["rounds"][0]["tool_calls"][0] if answer["rounds"] else None

@@ -10,31 +10,16 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
-from sqlalchemy import func, select
 
 from inventory_ai.assistant.extension import manager
 from inventory_ai.auth import issue_token
 from inventory_ai.database import begin_write
 from inventory_ai.extensions import db
-from inventory_ai.models import ApiToken, Material, StockLevel, ToolSetting, utcnow
+from inventory_ai.models import ApiToken, ToolSetting, utcnow
+from tests.support.bookings import MCP_BOOKING as BOOKING
 from tests.support.clients import AuthActions
 from tests.support.mcp_clients import as_listed, as_the_model_sees, stdio_session, text
-
-BOOKING = {
-    "material": "M001",
-    "warehouse": "主仓库",
-    "movement_type": "outbound",
-    "quantity": 5,
-    "unit": "kg",
-    "reason": "MCP 测试",
-}
-
-
-def level(code: str = "M001") -> Decimal:
-    db.session.commit()
-    return db.session.scalar(
-        select(func.sum(StockLevel.quantity)).join(Material).where(Material.code == code)
-    )
+from tests.support.stock import level
 
 
 def token_for(user, username: str, **options) -> tuple[ApiToken, str]:

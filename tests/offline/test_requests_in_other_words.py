@@ -5,12 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.clients import AuthActions
-from tests.test_offline_provider import ask
-
-
-def first_call(body: dict) -> dict | None:
-    return body["rounds"][0]["tool_calls"][0] if body["rounds"] else None
+from tests.support.clients import AuthActions, ask, first_call
 
 
 @pytest.mark.parametrize(

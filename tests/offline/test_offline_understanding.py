@@ -1,5 +1,5 @@
-"""The embedded offline provider: its three parts each on its own, its decisions, and its measured
-accuracy on requests it was not tuned on (tests/evaluation/test.jsonl; dev.jsonl is for tuning)."""
+"""The embedded offline provider's understanding: its three parts each on its own (slots, linking, the
+classifier) and its decisions (tests/offline/test_evaluation_scores.py measures its accuracy)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,8 @@ from inventory_ai.assistant.providers.offline.amounts import pack_size
 from inventory_ai.assistant.providers.offline.classifier import Example, IntentModel, built_in_examples
 from inventory_ai.assistant.providers.offline.linking import Linker
 from inventory_ai.models import User
-from inventory_ai.services import clock
 from inventory_ai.services.intents import create_intent
-from tests.support.clients import AuthActions
-from tests.support.evaluation import evaluate, load, report
+from tests.support.clients import AuthActions, ask
 
 TODAY = date(2026, 11, 22)  # a Sunday
 
@@ -210,12 +208,6 @@ def test_a_phrase_an_admin_teaches_routes_on_the_next_message(app, session, clie
 # --- decisions ---------------------------------------------------------------------------------
 
 
-def ask(app, username: str, text: str) -> dict:
-    client = app.test_client()
-    AuthActions(client).login(username)
-    return client.post("/api/v1/chat", json={"message": text}).json
-
-
 def test_a_tool_the_role_lacks_is_said_plainly_with_who_can(app):
     body = ask(app, "staff", "申请采购低筋面粉500公斤")
     assert body["rounds"] == [] and "仓库员工" in body["reply"] and "采购员" in body["reply"]
@@ -378,39 +370,3 @@ def test_the_reply_follows_the_question_and_the_users_choice_decides_a_mixed_one
 def test_english_answers_use_english_names(app):
     body = ask(app, "staff", "details of M001")
     assert "Bread Flour" in body["reply"] and "Main Warehouse" in body["reply"]
-
-
-# --- measured on requests it was not tuned on --------------------------------------------------
-
-
-@pytest.mark.slow
-def test_the_held_out_test_split_is_understood_at_least_nine_times_in_ten(app, session):
-    app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-    cases = sorted(load("test"), key=lambda c: c["tool"] == "create_new_intent")  # teaching last
-    results = evaluate(session, cases, today=clock.today())
-    accuracy = sum(r.ok for r in results) / len(results)
-    assert accuracy >= 0.90, report(results)
-
-
-@pytest.mark.slow
-def test_the_blind_set_written_outside_the_project_is_understood_at_least_85_times_in_100(app, session):
-    """Written by someone who had not read the code; only its score is ever looked at."""
-    app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-    cases = sorted(load("blind"), key=lambda c: c["tool"] == "create_new_intent")
-    results = evaluate(session, cases, today=clock.today())
-    accuracy = sum(r.ok for r in results) / len(results)
-    assert accuracy >= 0.85, f"{accuracy:.1%}"  # never the misses: they would be read, and tuned on
-
-
-def test_the_evaluation_sets_are_big_bilingual_and_cover_every_tool(app):
-    dev, test = load("dev"), load("test")
-    assert len(dev) + len(test) >= 400
-    for cases in (dev, test):
-        zh = sum(any("\u4e00" <= ch <= "\u9fff" for ch in c["text"]) for c in cases)
-        assert zh >= len(cases) / 3 and len(cases) - zh >= len(cases) / 4
-        assert {c["tool"] for c in cases} >= set(manager().registry.names()) - {"format_report"}
-        assert {c.get("outcome") for c in cases} >= {"clarify", "role_refused", "off_topic", "refused"}
-
-
-def test_the_split_does_not_repeat_a_request(app):
-    assert not {c["text"] for c in load("dev")} & {c["text"] for c in load("test")}

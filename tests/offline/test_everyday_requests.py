@@ -9,8 +9,7 @@ from datetime import date
 import pytest
 
 from inventory_ai.assistant.providers.offline import slots
-from tests.test_offline_generalising import first_call
-from tests.test_offline_provider import ask
+from tests.support.clients import ask, first_call
 
 
 def calls_first(app, role: str, text: str, tool: str | None, expected: dict | None) -> None:
