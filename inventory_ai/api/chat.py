@@ -15,7 +15,6 @@ from flask.views import MethodView
 from flask_login import login_required
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
-from sqlalchemy import select
 
 from inventory_ai.api.effects import EffectSchema
 from inventory_ai.api.fields import ExplicitDecision, UtcDateTime
@@ -31,10 +30,8 @@ from inventory_ai.logging import get_logger
 from inventory_ai.models import (
     CallStatus,
     ChatMessage,
-    Conversation,
     MessageStatus,
     ToolCallRecord,
-    ToolRound,
 )
 from inventory_ai.readers import reader_language
 from inventory_ai.services import approvals, conversations
@@ -272,12 +269,8 @@ class Pending(MethodView):
         user = authenticated_user()
         registry = manager().registry
         rows = db.session.execute(
-            select(ToolCallRecord, ChatMessage)
-            .join(ToolRound, ToolCallRecord.round_id == ToolRound.id)
-            .join(ChatMessage, ToolRound.message_id == ChatMessage.id)
-            .join(Conversation, ChatMessage.conversation_id == Conversation.id)
+            conversations.calls_in(db.session, user)
             .where(
-                conversations.open_to(db.session, user),
                 ChatMessage.status == MessageStatus.AWAITING_CONFIRMATION,
                 ToolCallRecord.status == CallStatus.PENDING_CONFIRMATION,
             )

@@ -15,12 +15,13 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from sqlalchemy import ColumnElement, and_, or_, select, true
+from sqlalchemy import ColumnElement, Select, and_, or_, select, true
 from sqlalchemy.orm import Session, object_session
 
 from inventory_ai import strict_json
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
 from inventory_ai.models import CallStatus, ChatMessage, Conversation, MessageStatus, User, utcnow
+from inventory_ai.models.chat import ToolCallRecord, ToolRound
 from inventory_ai.services import approvals, audit
 from inventory_ai.text import storable
 
@@ -36,6 +37,18 @@ def open_to(session: Session, user: User) -> ColumnElement[bool]:
         Conversation.user_id == user.id,
         Conversation.deleted_at.is_(None),
         true() if narrowed is None else Conversation.created_at >= narrowed,
+    )
+
+
+def calls_in(session: Session, user: User) -> Select:
+    """The tool calls in the conversations a person may open (`open_to`), each with the answer it
+    is in (ToolCallRecord, ChatMessage): a query for the caller to narrow."""
+    return (
+        select(ToolCallRecord, ChatMessage)
+        .join(ToolRound, ToolCallRecord.round_id == ToolRound.id)
+        .join(ChatMessage, ToolRound.message_id == ChatMessage.id)
+        .join(Conversation, ChatMessage.conversation_id == Conversation.id)
+        .where(open_to(session, user))
     )
 
 
