@@ -12,24 +12,21 @@ import requests
 from mcp.shared.exceptions import MCPError
 from sqlalchemy import func, select
 
-from inventory_ai import create_app
 from inventory_ai.assistant.extension import manager
 from inventory_ai.auth import issue_token
 from inventory_ai.change_markers import ChangeMarker
-from inventory_ai.config import config_for_tests
 from inventory_ai.database import begin_write
 from inventory_ai.extensions import db
 from inventory_ai.models import ROLES, Material, StockLevel, ToolSetting, User
-from tests.support.databases import let_go
 from tests.support.mcp_clients import (
     as_listed,
     as_the_model_sees,
     http_headers,
     http_session,
     modern_http_client,
+    served_with_tokens,
     text,
 )
-from tests.support.serving import serve_gunicorn
 
 USERS = {
     "warehouse_staff": "staff",
@@ -42,22 +39,14 @@ USERS = {
 @pytest.fixture(scope="module")
 def warehouse(databases, tmp_path_factory):
     """(base URL, the app on the server's database, an API token per role, the server)."""
-    url = databases.fresh()
-    app = create_app(config_for_tests(url))
-    with app.app_context():
-        tokens = {}
-        for role, username in USERS.items():
-            _, tokens[role] = issue_token(db.session.query(User).filter_by(username=username).one(), "mcp")
-        db.session.commit()
-        db.session.remove()
-    try:
-        for base, server in serve_gunicorn(url, tmp_path_factory.mktemp("mcp_http")):
-            yield base, app, tokens, server
-        log = server.log_path.read_text()  # stopped: its whole log
-        assert "Traceback" not in log and not any(token in log for token in tokens.values())
-    finally:
-        let_go(app)
-        databases.drop(url)
+
+    def tokens() -> dict:
+        return {
+            role: issue_token(db.session.query(User).filter_by(username=username).one(), "mcp")[1]
+            for role, username in USERS.items()
+        }
+
+    yield from served_with_tokens(databases, tmp_path_factory.mktemp("mcp_http"), tokens)
 
 
 def level(app, code: str = "M001") -> Decimal:
