@@ -58,7 +58,8 @@ def test_months_and_open_periods(text, since, until):
 
 
 @pytest.mark.parametrize(
-    "text", ["月饼盒还有多少", "出库5公斤月饼盒", "may I see the butter", "出库3.5-4公斤黄油", "季度报表的格式"]
+    "text",
+    ["月饼盒还有多少", "出库5公斤月饼盒", "may I see the butter", "出库3.5-4公斤黄油", "季度报表的格式"],
 )
 def test_a_month_word_that_is_no_month(text):
     assert slots.parse(text, TODAY).period is None
