@@ -195,3 +195,9 @@ def test_two_writes_in_one_message_are_proposed_together(app):
 def test_a_movement_word_with_a_period_and_no_amount_is_its_history(app, text):
     call = first_call(ask(app, "staff", text))
     assert call["name"] == "get_stock_movements" and "since" in call["arguments"]
+
+
+@pytest.mark.parametrize("text", ["rice flour - what have we got", "shortening, what have we got?"])
+def test_what_we_have_of_a_name_others_share_is_a_search(app, text):
+    call = first_call(ask(app, "manager", text))
+    assert call["name"] == "search_materials" and call["arguments"]["keyword"] in text
