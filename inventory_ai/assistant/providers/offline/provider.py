@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from inventory_ai.assistant.providers.offline.answers import compose_answer
+from inventory_ai.assistant.providers.offline.asks import WRITES
 from inventory_ai.assistant.providers.offline.reading import Context, Plan
 from inventory_ai.assistant.providers.offline.understanding import plan
 from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, ProviderChunk, TextDelta, ToolCall
@@ -72,8 +73,10 @@ class OfflineProvider:
         context.language = request.language  # the user's chosen language, else their message's
         if request.tools:
             follow = self._next_call(text, results, context, earlier)
-            if follow is not None:
-                return ModelReply(tool_calls=(follow,), finish_reason="tool_calls")
+            if follow:  # two writes asked at once are proposed together (each waits for its decision)
+                return ModelReply(
+                    tool_calls=follow if isinstance(follow, tuple) else (follow,), finish_reason="tool_calls"
+                )
         if not results:
             decided = self._plan(text, context, earlier) if request.tools else None
             reply = decided.reply if decided is not None and decided.reply else None
@@ -84,10 +87,19 @@ class OfflineProvider:
             answer = f"{answer}\n{note}"  # the part of the message that was refused, said so
         return ModelReply(text=answer, finish_reason="stop")
 
-    def _next_call(self, text: str, results: list[dict], context: Context, earlier=()) -> ToolCall | None:
+    def _next_call(
+        self, text: str, results: list[dict], context: Context, earlier=()
+    ) -> ToolCall | tuple | None:
         decided = self._plan(text, context, earlier)
+        if not results and not decided.tool:
+            return None
         if not results:
-            return _call(decided.tool, decided.arguments) if decided.tool else None
+            both = (
+                decided.after is not None and {decided.tool, decided.after.tool} <= WRITES & context.offered
+            )
+            return tuple(
+                _call(p.tool, p.arguments) for p in (decided, decided.after) if p and (p is decided or both)
+            )
         called = {r["name"] for r in results}
         last = results[-1]
         # A detail lookup that matched several materials: show them instead.

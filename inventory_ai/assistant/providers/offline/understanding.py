@@ -49,6 +49,7 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
         named=lambda t: _named(t, ctx),
         refused=lambda t: _refused(t, read(t, ctx)),
         zh=(ctx.language or language_of(text)) == "zh",
+        placed=lambda t: next((t[p.span[0] : p.span[1]] for p in read(t, ctx).links.places), None),
     )
 
 
