@@ -4,6 +4,10 @@ not grow with its length."""
 
 from __future__ import annotations
 
+import base64
+import json
+
+import pytest
 from sqlalchemy import event, func, select
 
 from inventory_ai.extensions import db
@@ -85,6 +89,28 @@ def test_a_keyset_cursor_is_checked(client, admin):
         assert refused.status_code == 422, cursor
     other = client.get("/api/v1/admin/stock/movements?per_page=1", headers=admin).json["next"]
     assert client.get(f"/api/v1/admin/materials?after={other}", headers=admin).status_code == 422
+
+
+def forged(values: list) -> str:
+    return base64.urlsafe_b64encode(json.dumps(values).encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    ("path", "values"),
+    [
+        ("users", [10**30]),  # no database integer holds it
+        ("users", [-(2**63) - 1]),
+        ("audit-events", ["2026-01-01T00:00:00", 2**63]),
+        ("materials", ["a\x00b"]),  # PostgreSQL refuses a NUL in text
+        ("materials", ["\ud800"]),  # a lone surrogate has no UTF-8
+        ("conversations", ["2026-01-01T00:00:00", "x\x00"]),
+    ],
+)
+def test_a_forged_cursor_with_values_no_column_takes_is_refused_not_a_server_error(
+    client, admin, path, values
+):
+    refused = client.get(f"/api/v1/admin/{path}?after={forged(values)}", headers=admin)
+    assert refused.status_code == 422, refused.json
 
 
 def test_a_materials_page_reads_its_synonyms_at_once(client, admin, session):

@@ -18,6 +18,7 @@ from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import InvalidInput, error_response
 from inventory_ai.extensions import db
 from inventory_ai.services import audit
+from inventory_ai.text import is_storable
 
 
 def admins_only(blueprint) -> None:
@@ -108,11 +109,20 @@ class Order:
             ) from None
 
 
+BIGINT = 2**63  # a cursor's integer beyond a database integer is no row's key
+
+
 def _typed(column, value):
+    """A cursor's value as its column takes it; ValueError for any the database could not take
+    (an integer past 64 bits, text no column can store: a NUL, a lone surrogate)."""
     kind = column.type.python_type
     if kind is datetime:
         return datetime.fromisoformat(value)
     if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError
+    if isinstance(value, int) and not -BIGINT <= value < BIGINT:
+        raise ValueError
+    if isinstance(value, str) and not is_storable(value):
         raise ValueError
     return value
 
