@@ -397,7 +397,12 @@ class ToolExecutionManager:
 
     def _continue(self, answering: Answering) -> Iterator[ev.Event]:
         """Every call decided: the model answers with the results."""
-        if answering.message.source == FROM_MCP:  # no model asked this: the answer is what happened
+        # No model asked this (MCP), or its conversation closed to its owner while the booking waited
+        # (an admin took a warehouse away): the answer is what happened, and no model is sent the
+        # conversation again.
+        if answering.message.source == FROM_MCP or not conversations.is_open(
+            answering.session, answering.user, answering.message.conversation_id
+        ):
             yield from answering.finish(MessageStatus.COMPLETED, decided_summary(answering.message))
             return
         yield from self._loop(answering)

@@ -52,6 +52,15 @@ def calls_in(session: Session, user: User) -> Select:
     )
 
 
+def is_open(session: Session, user: User, conversation_id: str) -> bool:
+    return (
+        session.scalar(
+            select(Conversation.id).where(Conversation.id == conversation_id, open_to(session, user))
+        )
+        is not None
+    )
+
+
 def own_conversation(session: Session, user: User, conversation_id: str) -> Conversation:
     conversation = session.scalar(
         select(Conversation).where(Conversation.id == conversation_id, open_to(session, user))

@@ -69,11 +69,13 @@ def clean_codes(session: Session, codes: list[str] | None) -> list[str] | None:
     return wanted
 
 
-def narrows(before: list[str] | None, after: list[str] | None) -> bool:
-    """Whether a change of a person's warehouses takes one away (None is every warehouse)."""
+def narrows(session: Session, before: list[str] | None, after: list[str] | None) -> bool:
+    """Whether a change of a person's warehouses takes one away (None is every warehouse: so is a
+    list of every warehouse there is)."""
     if after is None:
         return False
-    return before is None or not set(after) >= set(before)
+    had = set(session.scalars(select(Warehouse.code))) if before is None else set(before)
+    return not set(after) >= had
 
 
 def of_codes(session: Session, codes: list[str] | None) -> Sites:

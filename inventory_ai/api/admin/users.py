@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from inventory_ai.api.admin.common import Order, PageArgs, admin_action, admins_only, page_of, paginate
 from inventory_ai.api.fields import UtcDateTime
+from inventory_ai.assistant.extension import decisions
 from inventory_ai.auth import authenticated_user, end_logins, forget_tokens, hashed_password
 from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
@@ -115,9 +116,11 @@ class UserResource(MethodView):
             body.get("active") is False or body.get("role", user.role) != user.role
         ):
             raise InvalidInput("admins cannot deactivate or demote themselves; ask another admin")
+        narrowed = False
         if "warehouses" in body:  # read afresh on the user's next request (services/sites.py)
             body["warehouses"] = sites.clean_codes(db.session, body["warehouses"])
-            if sites.narrows(user.warehouses, body["warehouses"]):
+            narrowed = sites.narrows(db.session, user.warehouses, body["warehouses"])
+            if narrowed:
                 user.warehouses_narrowed_at = utcnow()  # older conversations close (conversations.py)
         for key, value in body.items():
             setattr(user, key, value)
@@ -126,6 +129,8 @@ class UserResource(MethodView):
         admin_action("user_changed", user.username, body)
         db.session.commit()
         forget_tokens()  # a new role or a deactivation applies to the user's tokens at once
+        if narrowed:  # what waited for their own decision in the closed conversations ends
+            decisions().withdraw_closed(db.session, user)
         return user
 
 
