@@ -106,7 +106,7 @@ def register_extensions(app: Flask) -> None:
     migrate.init_app(
         app, db, directory=str(Path(__file__).parent.parent / "migrations"), render_as_batch=True
     )
-    # CSRF is checked by auth.protect_writes, which knows bearer-token requests need none.
+    # CSRF is checked by auth.pipeline.protect_writes, which knows bearer-token requests need none.
     app.config["WTF_CSRF_CHECK_DEFAULT"] = False
     csrf.init_app(app)
     config = app.extensions["inventory_ai.config"]

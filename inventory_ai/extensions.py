@@ -171,7 +171,7 @@ def _take_places(counters) -> list[_Place]:
             raise TooManyRequests("too many failed attempts; try again later", retry_after=retry)
         if time.monotonic() >= waited_until:
             raise TooManyRequests("too many attempts at once; try again in a few seconds", retry_after=5)
-        db.session.commit()  # wait holding no transaction (SQLite: the write lock, auth.protect_writes)
+        db.session.commit()  # wait holding no transaction (SQLite: the write lock, auth.pipeline.protect_writes)
         time.sleep(0.02)  # others are being evaluated: a success among them gives its place back
 
 

@@ -26,7 +26,7 @@ def check_credentials(username: str, password: str) -> User | None:
     Every refusal costs the same: the password is checked against the user's hash, or a dummy one
     for a name that does not exist, before anything else (whether the user is active) is looked
     at, so timing tells neither which names exist nor which are deactivated. The hashing (~0.1 s)
-    holds no lock: the request's write transaction (auth.protect_writes) is ended first, and the
+    holds no lock: the request's write transaction (auth.pipeline.protect_writes) is ended first, and the
     write lock is taken again only for the audit event."""
     db.session.commit()  # no write lock (SQLite: the whole database) while a password is hashed
     user = db.session.scalar(select(User).where(User.username == username))
@@ -50,7 +50,7 @@ def password_matches(user: User, password: str) -> bool:
 
 def hashed_password(password: str) -> str:
     """A new password's hash (~0.1 s), made holding no lock: the request's transaction (which
-    auth.protect_writes began with SQLite's write lock) is ended first; the caller takes the lock
+    auth.pipeline.protect_writes began with SQLite's write lock) is ended first; the caller takes the lock
     again for the write that stores it."""
     db.session.commit()
     return generate_password_hash(password)

@@ -52,7 +52,7 @@ def serve():
         response.headers["Allow"] = "POST, DELETE"
         return response
     user_id = user.id
-    # End this request's transaction (a POST took SQLite's write lock up front, auth.protect_writes):
+    # End this request's transaction (a POST took SQLite's write lock up front, auth.pipeline.protect_writes):
     # the work runs on the SDK's thread with a session of its own.
     db.session.commit()
     environ = dict(request.environ)
