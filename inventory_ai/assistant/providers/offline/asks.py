@@ -37,8 +37,8 @@ def parts(text: str) -> list[str]:
 
 def two_asks(text: str, plan_of: Callable[[str], Plan], named: Callable[[str], str | None]) -> Plan | None:
     """Two asks in one message, two calls: a read first and a write proposed after its answer; two
-    reads or two writes in the order said. A part that names no material speaks of the one the
-    other part names."""
+    reads (each on its own) or two writes in the order said. A part that names no material speaks
+    of the one the other part names."""
     asked = parts(text)
     if len(asked) != 2:
         return None
@@ -50,6 +50,8 @@ def two_asks(text: str, plan_of: Callable[[str], Plan], named: Callable[[str], s
     first, second = plan_of(asked[0]), plan_of(asked[1])
     if not (first.tool and second.tool) or first.tool == second.tool:
         return None
+    if not {first.tool, second.tool} & WRITES and bool(first_name) != bool(second_name):
+        return None  # two reads, one of them about the other's material: one search answers both
     if first.tool in WRITES and second.tool not in WRITES:
         first, second = second, first  # the read first, the write proposed after its answer
     return replace(first, after=second)  # two reads, or two writes proposed together, as said

@@ -25,9 +25,8 @@ REQUIRED = {
 }  # fmt: skip
 
 
-# Sections read as they are: the module's name -> the file's section.
-_AS_IS = {"PINYIN_WORDS": "pinyin", "PINYIN_DIGITS": "pinyin_digits", "EXAMPLES": "examples", "TOOL_WORDS": "tool_words",
-          "UNITS": "units", "ERRORS_ZH": "errors_zh", "PACK_WORDS": "pack_words", "PERIODS": "periods", "ROW_LIMITS": "row_limits", "ANSWERS": "answers"}  # fmt: skip
+_AS_IS = {"PINYIN_WORDS": "pinyin", "PINYIN_DIGITS": "pinyin_digits", "EXAMPLES": "examples",  # read as they are
+          "TOOL_WORDS": "tool_words", "UNITS": "units", "ERRORS_ZH": "errors_zh", "PACK_WORDS": "pack_words", "PERIODS": "periods", "ROW_LIMITS": "row_limits", "ANSWERS": "answers"}  # fmt: skip
 
 
 class WordsError(ValueError):
