@@ -13,7 +13,16 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from inventory_ai.assistant.providers.offline import amounts, asks, lookups, replies, tables, teaching, words
+from inventory_ai.assistant.providers.offline import (
+    amounts,
+    asks,
+    lookups,
+    replies,
+    tables,
+    tagger,
+    teaching,
+    words,
+)
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline.classifier import CHITCHAT, DESTRUCTIVE
 from inventory_ai.assistant.providers.offline.linking import Mention
@@ -162,8 +171,8 @@ def _one(text: str, ctx: Context) -> Plan:
         (re.search(words.BUY, text, re.I) and (future or r.slots.due)) or (r.slots.due and future)
     ):
         label = "purchase"  # "申请淡奶油20箱，到货后搬到冷库", "500个月饼盒，明年七月底前到货": still to come
-    if label not in BOOKINGS.values() and r.slots.quantities and r.links.materials and (way := _floor_way(r)):
-        label = BOOKINGS[way]  # "面包袋 入 三千五": the floor's 入/出 between the goods and the amount
+    if label in DATA_LABELS and r.slots.quantities and (floor := tagger.booking(r)):
+        label = BOOKINGS[floor.way]  # "冷库入淡奶油十箱", "面包袋 入 三千五": the floor's word order
     if (
         label == "purchase"
         and not r.slots.due
@@ -378,7 +387,7 @@ def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
 
 def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     kind = args.get("movement_type") or "outbound"
-    said = direction(r.text) or _floor_way(r)  # 冷库入淡奶油十箱: 入 after the place, before the goods
+    said = direction(r.text) or ((floor := tagger.booking(r)) and floor.way)  # 淡奶油10箱进冷库
     if said and said != kind and not (kind == "adjustment" and said in ("inbound", "outbound")):
         kind = said
     if said is None and kind in ("inbound", "outbound") and not _sure_ofdirection(r):
@@ -424,13 +433,6 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
             return Plan(reply=replies.ask(r.zh, "是哪个仓库？", "Which warehouse?"))
     args["reason"] = ("助手登记：" if r.zh else "Booked via assistant: ") + r.typed.strip()[:200]
     return Plan(tool, args)
-
-
-def _floor_way(r: Reading) -> str | None:
-    """入 or 出 said as the floor says them: after the place (冷库入…), between the goods and the
-    amount (面包袋 入 三千五)."""
-    floor = re.search(words.FLOOR_ORDER, r.masked)
-    return {"入": "inbound", "出": "outbound"}[floor.group("way") or floor.group("way2")] if floor else None
 
 
 def _sure_ofdirection(r: Reading) -> bool:
