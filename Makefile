@@ -94,7 +94,7 @@ hosts-tools:
 # long and random (make test runs it small and derandomised). Findings become fixed tests.
 fuzz: $(STAMP)
 	INVENTORY_AI_FUZZ_EXAMPLES=$${INVENTORY_AI_FUZZ_EXAMPLES:-150} INVENTORY_AI_FUZZ_RANDOM=1 \
-	  $(BIN)/python -m pytest -q -s -p no:randomly tests/test_admin_api.py -k 'never_errors or sequences_of_calls'
+	  $(BIN)/python -m pytest -q -s -p no:randomly tests/api/test_api_keeps_to_its_document.py -k 'never_errors or sequences_of_calls'
 
 lint: $(STAMP)
 	$(BIN)/ruff check inventory_ai tests bench scripts wsgi.py gunicorn.conf.py

@@ -25,7 +25,7 @@ from inventory_ai.assistant.extension import manager
 from inventory_ai.config import HISTORY_TOKEN_BUDGET
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, ToolCallRecord, ToolRound, new_id
-from tests.test_tools import context
+from tests.support.tool_context import context
 
 
 def rss_mb() -> float:

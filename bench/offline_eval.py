@@ -1,17 +1,20 @@
 """The offline assistant's accuracy on its evaluation sets, and its latency.
 
-    .venv/bin/python bench/offline_eval.py [dev|test|both|PATH.jsonl] [-v]
+    .venv/bin/python bench/offline_eval.py [dev|test|both|NAME|PATH.jsonl] [-v] [--today 2026-11-27]
 
 Each request runs through the real loop on a fresh seeded database as its role; the first tool call
 (and a `then` call) is judged by meaning (tests/support/evaluation.py). Prints accuracy overall and
 per expected tool, the confusion of first calls, and the p50/p95 time of one offline answer.
+`--today` fixes the plant's date for the run (inventory_ai.services.clock.today): a set written
+for a day says "this month" and "by Dec 1" of that day.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
-import sys
 import time
+from datetime import date
 
 from _common import percentile, seeded_app
 
@@ -20,6 +23,7 @@ from inventory_ai.assistant.providers.offline.provider import OfflineProvider
 from inventory_ai.assistant.types import Message, ModelRequest
 from inventory_ai.extensions import db
 from inventory_ai.models import User
+from inventory_ai.services import clock
 from tests.support.evaluation import evaluate, load, report
 
 
@@ -44,8 +48,16 @@ def understanding_times(cases: list[dict]) -> list[float]:
 
 def main() -> None:
     logging.disable(logging.WARNING)
-    which = next((a for a in sys.argv[1:] if a != "-v"), "both")
-    verbose = "-v" in sys.argv
+    parser = argparse.ArgumentParser(description="The offline assistant's accuracy and latency.")
+    parser.add_argument(
+        "which", nargs="?", default="both", help="dev, test, both, a set's name or a .jsonl path"
+    )
+    parser.add_argument("-v", dest="verbose", action="store_true", help="print every miss")
+    parser.add_argument("--today", type=date.fromisoformat, help="the plant's date for the run (YYYY-MM-DD)")
+    options = parser.parse_args()
+    which, verbose = options.which, options.verbose
+    if options.today:
+        clock.today = lambda: options.today  # every "today" of the run: periods, due dates, the judge
     for name in ("dev", "test") if which == "both" else (which,):
         app = seeded_app()
         with app.app_context():

@@ -22,6 +22,7 @@ more than `--budget` seconds in all (default 20 s; the row says how many ran).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -36,7 +37,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from _common import percentile
-from sqlalchemy import create_engine, func, insert, select, text
+from sqlalchemy import create_engine, select, text
 
 from inventory_ai import create_app
 from inventory_ai.config import config_for_tests
@@ -66,68 +67,189 @@ def fresh_database(kind: str, size: int) -> str:
 
 
 # --- filling ---------------------------------------------------------------------------------
+# A million materials through the ORM took hours here: the rows go in through the driver instead
+# (COPY on PostgreSQL, executemany in large transactions on SQLite), with the stock-totals triggers
+# dropped meanwhile; migration 0017's own backfill then works the kept totals out once, and the
+# triggers are put back before anything is measured.
+
+STAMP = "%Y-%m-%d %H:%M:%S.%f"  # how SQLAlchemy stores a DATETIME on SQLite
 
 
-def fill_stock(below: float, seed_count: int) -> None:
-    """One level per generated material (a tenth in a second warehouse too), `below` of them under
-    the reorder point (10), and the inbound movement that put it there."""
-    from inventory_ai.models import Material, StockLevel, StockMovement, Warehouse
+def sqlite_value(value):
+    if isinstance(value, Decimal):
+        return str(value)  # NUMERIC affinity stores it as a number, as SQLAlchemy's float would be
+    if isinstance(value, datetime):
+        return value.strftime(STAMP)
+    if isinstance(value, bool):
+        return int(value)
+    return value
 
-    session = db.session
-    warehouses = list(session.scalars(select(Warehouse.id).order_by(Warehouse.id)))
-    first = session.scalar(select(func.min(Material.id)).where(Material.id > seed_count)) or 0
-    last = session.scalar(select(func.max(Material.id)))
-    rng = random.Random(37)
-    now = datetime.now().replace(microsecond=0)
-    batch = 5000
-    for start in range(first, last + 1, batch):
-        levels, moves = [], []
-        for material_id in range(start, min(start + batch, last + 1)):
-            places = [warehouses[material_id % len(warehouses)]]
-            if material_id % 10 == 0:
-                places.append(warehouses[(material_id + 1) % len(warehouses)])
-            for warehouse_id in places:
-                share = Decimal(10) / len(places)
-                if rng.random() < below:
-                    quantity = (share * Decimal(rng.randrange(0, 1000)) / 1000).quantize(Decimal("0.001"))
-                else:
-                    quantity = Decimal(rng.randrange(10, 500))
-                levels.append(
-                    {"material_id": material_id, "warehouse_id": warehouse_id, "quantity": quantity}
+
+def bulk_insert(kind: str, table: str, columns: list[str], rows) -> None:
+    """Rows (tuples in the order of `columns`) into `table` through the driver, in the session's
+    transaction."""
+    raw = db.session.connection().connection.driver_connection
+    if kind == "postgresql":
+        with raw.cursor() as cursor, cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for r in rows:
+                copy.write_row(r)
+    else:
+        marks = ", ".join("?" for _ in columns)
+        raw.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+
+
+def bulk_dicts(kind: str, table: str, rows: list[dict]) -> None:
+    if rows:
+        columns = list(rows[0])
+        convert = (lambda v: v) if kind == "postgresql" else sqlite_value
+        bulk_insert(kind, table, columns, [tuple(convert(r[c]) for c in columns) for r in rows])
+
+
+# The search index's own indexes, built once after the load (a sort) rather than grown by 70 million
+# random inserts. On SQLite the primary key cannot be dropped: the terms go through a staging
+# table and into the real one in the key's order.
+TERM_COLUMNS = ["term", "field", "material_id"]
+TERM_INDEX = "ix_material_search_terms_material_id"
+
+
+def terms_before(kind: str) -> str:
+    if kind == "postgresql":
+        db.session.execute(text(f"DROP INDEX {TERM_INDEX}"))
+        db.session.execute(text("ALTER TABLE material_search_terms DROP CONSTRAINT pk_material_search_terms"))
+        target = "material_search_terms"
+    else:
+        db.session.execute(text(f"DROP INDEX {TERM_INDEX}"))
+        db.session.execute(text("CREATE TABLE staged_terms (term TEXT, field INTEGER, material_id INTEGER)"))
+        target = "staged_terms"
+    db.session.commit()
+    return target
+
+
+def terms_after(kind: str) -> None:
+    started = time.perf_counter()
+    if kind == "postgresql":
+        db.session.execute(text("SET maintenance_work_mem = '512MB'"))
+        db.session.execute(
+            text(
+                "ALTER TABLE material_search_terms ADD CONSTRAINT pk_material_search_terms "
+                "PRIMARY KEY (term, field, material_id)"
+            )
+        )
+    else:
+        db.session.execute(
+            text(
+                "INSERT INTO material_search_terms (term, field, material_id) "
+                "SELECT term, field, material_id FROM staged_terms ORDER BY term, field, material_id"
+            )
+        )
+        db.session.execute(text("DROP TABLE staged_terms"))
+    db.session.execute(text(f"CREATE INDEX {TERM_INDEX} ON material_search_terms (material_id)"))
+    db.session.commit()
+    print(f"  search index keys built in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+
+
+def migration_0017():
+    spec = importlib.util.spec_from_file_location(
+        "stock_totals_0017", HERE.parent.parent / "migrations" / "versions" / "0017_stock_totals.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def with_migration_ops(work) -> None:
+    """Run `work` (functions of migration 0017 using alembic's `op`) on the session's connection."""
+    from alembic.operations import Operations
+    from alembic.runtime.migration import MigrationContext
+
+    context = MigrationContext.configure(db.session.connection())
+    with Operations.context(context):
+        work()
+    db.session.commit()
+
+
+def stock_rows(material_ids: range, warehouses: list[int], below: float, rng, now):
+    """One level per material (a tenth in a second warehouse too), `below` of them under the
+    reorder point (10), and the inbound movement that put it there."""
+    levels, moves = [], []
+    for material_id in material_ids:
+        places = [warehouses[material_id % len(warehouses)]]
+        if material_id % 10 == 0:
+            places.append(warehouses[(material_id + 1) % len(warehouses)])
+        for warehouse_id in places:
+            share = Decimal(10) / len(places)
+            if rng.random() < below:
+                quantity = (share * Decimal(rng.randrange(0, 1000)) / 1000).quantize(Decimal("0.001"))
+            else:
+                quantity = Decimal(rng.randrange(10, 500))
+            levels.append(
+                {
+                    "material_id": material_id,
+                    "warehouse_id": warehouse_id,
+                    "quantity": quantity,
+                    "updated_at": now,
+                }
+            )
+            if quantity > 0:
+                moves.append(
+                    {
+                        "material_id": material_id,
+                        "warehouse_id": warehouse_id,
+                        "movement_type": "inbound",
+                        "quantity": quantity,
+                        "level_before": 0,
+                        "level_after": quantity,
+                        "reason": "bench fill",
+                        "created_at": now - timedelta(minutes=rng.randrange(0, 365 * 24 * 60)),
+                    }
                 )
-                if quantity > 0:
-                    moves.append(
-                        {
-                            "material_id": material_id,
-                            "warehouse_id": warehouse_id,
-                            "movement_type": "inbound",
-                            "quantity": quantity,
-                            "level_before": 0,
-                            "level_after": quantity,
-                            "reason": "bench fill",
-                            "created_at": now - timedelta(minutes=rng.randrange(0, 365 * 24 * 60)),
-                        }
-                    )
-        session.execute(insert(StockLevel), levels)
-        if moves:
-            session.execute(insert(StockMovement), moves)
-        session.commit()
+    return levels, moves
 
 
 def do_fill(kind: str, url: str, size: int, below: float) -> None:
     import flask_migrate
-    from search import fill
+    from search import generated
 
-    from inventory_ai.models import Material
+    from inventory_ai.models import Warehouse
 
     app = create_app(config_for_tests(url))
     with app.app_context():
         flask_migrate.upgrade()
         started = time.perf_counter()
-        fill(size, analyze=False)
-        # The seeded bakery keeps its own stock; the generated materials (8-character codes) get theirs.
-        seeded = db.session.scalar(select(func.max(Material.id)).where(func.length(Material.code) != 8))
-        fill_stock(below, seeded)
+        stock_totals = migration_0017()
+        rng = random.Random(37)
+        now = datetime.now().replace(microsecond=0)
+        warehouses: list[int] = []
+        term_table = ""
+        made = 0
+        # The seeded bakery keeps its own stock (seeding runs with the triggers); the generated
+        # materials get theirs here.
+        for rows, terms in generated(size, batch=20_000):
+            if not warehouses:
+                warehouses = list(db.session.scalars(select(Warehouse.id).order_by(Warehouse.id)))
+                db.session.commit()
+                with_migration_ops(stock_totals.drop_triggers)
+                term_table = terms_before(kind)
+            for row in rows:
+                row["created_at"] = row["updated_at"] = now
+            levels, moves = stock_rows(range(rows[0]["id"], rows[-1]["id"] + 1), warehouses, below, rng, now)
+            bulk_dicts(kind, "materials", rows)
+            bulk_insert(kind, term_table, TERM_COLUMNS, terms)
+            bulk_dicts(kind, "stock_levels", levels)
+            bulk_dicts(kind, "stock_movements", moves)
+            db.session.commit()
+            made += len(rows)
+            if made % 100_000 < len(rows):
+                print(f"  {made:,} generated in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+
+        terms_after(kind)
+
+        def backfill():
+            db.session.execute(text("DELETE FROM stock_totals"))
+            stock_totals.backfill()
+            stock_totals.create_triggers()
+
+        with_migration_ops(backfill)
         if kind == "postgresql":
             with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
                 conn.execute(text("VACUUM ANALYZE"))
@@ -203,6 +325,7 @@ def direct(manager, user, name: str, arguments: dict):
 def executed(manager, user, name: str, arguments):
     from inventory_ai.assistant.tools.base import ToolContext
     from inventory_ai.models.base import new_call_id
+    from inventory_ai.services import sites
 
     tool = manager.registry.get(name)
 
@@ -212,6 +335,7 @@ def executed(manager, user, name: str, arguments):
             user_id=user.id, username=user.username, role=user.role, session=session,
             engine=db.engine, request_id=None, conversation_id="", message_id="",
             language="zh", tool_names=manager.registry.names(), tool_call_id=new_call_id(),
+            sites=sites.of_user(session, user),
         )  # fmt: skip
         tool.execute(arguments() if callable(arguments) else arguments, context)
         session.commit()
@@ -257,6 +381,49 @@ PAGES = [
 ]
 
 
+# The same tools as a user who works in the cold store only (seeded: coldstore, WH02).
+SCOPED_CASES = [
+    ("search_materials", "面粉, WH02 user", {"keyword": "面粉"}),
+    ("search_materials", "flour in stock, WH02 user", {"keyword": "flour", "in_stock": True}),
+    ("get_inventory_stats", "all, WH02 user", {}),
+    ("list_low_stock", "all, WH02 user", {}),
+    ("get_stock_movements", "30 days, WH02 user", {}),
+]
+
+
+def deep_pages(session, size: int) -> list[tuple[str, str, str]]:
+    """The middle of the materials and of the ledger, by offset (page n) and by cursor (`after`)."""
+    from inventory_ai.api.admin.catalog import BY_CODE, LATEST_MOVEMENTS
+    from inventory_ai.models import Material, StockMovement
+
+    page = size // 2 // 50 + 1
+    middle = session.scalar(select(Material).order_by(Material.code).offset((page - 1) * 50 - 1).limit(1))
+    moved = session.scalar(
+        select(StockMovement)
+        .order_by(StockMovement.created_at.desc(), StockMovement.id.desc())
+        .offset((page - 1) * 50 - 1)
+        .limit(1)
+    )
+    return [
+        ("admin list", f"materials, page {page:,} (offset)", f"/api/v1/admin/materials?page={page}"),
+        (
+            "admin list",
+            "materials, the same page by `after`",
+            f"/api/v1/admin/materials?after={BY_CODE.cursor(middle)}",
+        ),
+        (
+            "admin list",
+            f"stock movements, page {page:,} (offset)",
+            f"/api/v1/admin/stock/movements?page={page}",
+        ),
+        (
+            "admin list",
+            "stock movements, the same page by `after`",
+            f"/api/v1/admin/stock/movements?after={LATEST_MOVEMENTS.cursor(moved)}",
+        ),
+    ]
+
+
 def row(kind: str, size: int, what: str, case: str, times: list[float], note) -> None:
     note_text = f" ({note})" if note else ""
     print(
@@ -283,11 +450,16 @@ def do_measure(kind: str, url: str, size: int, repeat: int, budget: float) -> No
             user = purchaser if name == "create_purchase_request" else admin
             times, note = timed(executed(manager, user, name, arguments), repeat, budget)
             row(kind, size, name, case, times, note)
+        coldstore = db.session.scalar(select(User).where(User.username == "coldstore"))
+        for name, case, arguments in SCOPED_CASES:
+            times, note = timed(direct(manager, coldstore, name, arguments), repeat, budget)
+            row(kind, size, name, case, times, note)
+        pages = PAGES + deep_pages(db.session, size)
         db.session.remove()
     client = app.test_client()
     login = client.post("/api/v1/auth/login", json={"username": "admin", "password": "bench-password"})
     assert login.status_code == 200, login.get_data(as_text=True)
-    for what, case, path in PAGES:
+    for what, case, path in pages:
 
         def get(path=path):
             response = client.get(path)

@@ -4,6 +4,11 @@
     .venv/bin/python bench/search.py postgresql 10000 100000     # needs 127.0.0.1:5432 (trust)
     .venv/bin/python bench/search.py sqlite --reuse DIR 1000000   # query a database filled earlier
     .venv/bin/python bench/search.py postgresql --reuse - 1000000  # query iai_bench_search_1000000
+    .venv/bin/python bench/search.py postgresql --scope WH02 --url URL 1000000  # as a WH02-only user
+
+With `--scope CODES` (comma-separated warehouse codes) each query runs as a user limited to those
+warehouses (services/sites.py), plain and with `in_stock` (stock held there): on a database with
+stock, such as bench/scale.py's (`--url` names it; nothing is filled), instead of the LIKE baseline.
 
 For each size a fresh database is migrated and filled with generated materials (the seeded bakery's
 names combined with brand prefixes and pack sizes, so every query class has many matches), indexed
@@ -27,7 +32,8 @@ from inventory_ai import create_app
 from inventory_ai.config import config_for_tests
 from inventory_ai.extensions import db
 from inventory_ai.models import Category, Material, MaterialSearchTerm, Supplier
-from inventory_ai.services.search import NAME, material_terms, search_materials
+from inventory_ai.services.search import search_materials
+from inventory_ai.services.search_index import NAME, material_terms
 from inventory_ai.services.seeding import seed
 
 BRANDS = [
@@ -78,7 +84,15 @@ def database_url(kind: str, size: int) -> str:
     return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
 
 
-def fill(size: int, analyze: bool = True) -> None:
+MATERIAL_COLUMNS = (
+    "id", "code", "name_zh", "name_en", "name_en_key", "unit", "spec",
+    "category_id", "supplier_id", "reorder_point", "unit_cost", "active",
+)  # fmt: skip
+
+
+def generated(size: int, batch: int = 5000):
+    """Seed the bakery, then yield the generated materials in batches: (material rows as dicts keyed
+    by column, search-term rows as (term, field, material_id) tuples)."""
     session = db.session
     # Names repeat every len(base) x 20 brands x 6 packs materials: their terms are worked out once
     # per name (the code's own term is added per material), which makes the fill ~10x faster.
@@ -88,9 +102,8 @@ def fill(size: int, analyze: bool = True) -> None:
     categories = {c.id: c for c in session.scalars(select(Category))}
     suppliers = {s.id: s for s in session.scalars(select(Supplier))}
     next_id = session.scalar(select(func.max(Material.id))) + 1
-    batch = 5000
+    session.commit()
     made = len(base)
-    started = time.perf_counter()
     while made < size:
         rows, terms = [], []
         for _ in range(min(batch, size - made)):
@@ -111,25 +124,7 @@ def fill(size: int, analyze: bool = True) -> None:
                 active=True,
             )
             m.name_en_key = m.name_en.lower()
-            rows.append(
-                {
-                    c: getattr(m, c)
-                    for c in (
-                        "id",
-                        "code",
-                        "name_zh",
-                        "name_en",
-                        "name_en_key",
-                        "unit",
-                        "spec",
-                        "category_id",
-                        "supplier_id",
-                        "reorder_point",
-                        "unit_cost",
-                        "active",
-                    )
-                }
-            )
+            rows.append({c: getattr(m, c) for c in MATERIAL_COLUMNS})
             shape = (m.name_zh, m.name_en, m.spec, m.category_id, m.supplier_id)
             if shape not in known_terms:
                 code = m.code
@@ -137,16 +132,22 @@ def fill(size: int, analyze: bool = True) -> None:
                 named = material_terms(m, categories[m.category_id], suppliers.get(m.supplier_id))
                 known_terms[shape] = named - {("", NAME)}
                 m.code = code
-            terms += [
-                {"term": t, "field": f, "material_id": next_id}
-                for t, f in known_terms[shape] | {(m.code.lower(), NAME)}
-            ]
+            terms += [(t, f, next_id) for t, f in known_terms[shape]]
+            terms.append((m.code.lower(), NAME, next_id))
             next_id += 1
             made += 1
+        yield rows, terms
+
+
+def fill(size: int, analyze: bool = True) -> None:
+    session = db.session
+    started = time.perf_counter()
+    for rows, terms in generated(size):
         session.execute(insert(Material), rows)
-        session.execute(insert(MaterialSearchTerm), terms)
+        session.execute(
+            insert(MaterialSearchTerm), [{"term": t, "field": f, "material_id": i} for t, f, i in terms]
+        )
         session.commit()
-    session.commit()
     if not analyze:
         return
     if db.engine.dialect.name == "postgresql":
@@ -170,27 +171,80 @@ def like_baseline(session, q: str) -> None:
     session.scalars(select(Material.id).where(condition).order_by(Material.code).limit(10)).all()
 
 
+CPU_MS: list[float] = []  # this process's CPU ms per call, beside the wall clock
+
+
 def time_it(fn, repeat: int = 15) -> list[float]:
+    """Wall-clock ms per call; CPU_MS gets the process's CPU ms of each (on a shared machine the
+    wall clock waits for other people's work, the CPU time does not; on SQLite it is the whole cost)."""
     fn()  # warm the cache
     out = []
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         fn()
         out.append((time.perf_counter() - started) * 1000)
+        CPU_MS.append((time.process_time() - cpu) * 1000)
     return out
+
+
+def scoped(size: int, kind: str, codes: list[str]) -> None:
+    """Each query class as a user limited to `codes`: the plain search, and stock held there."""
+    from inventory_ai.services.search import SearchFilters
+    from inventory_ai.services.sites import of_codes
+
+    within = of_codes(db.session, codes)
+    for label, queries in QUERIES.items():
+        plain, stocked, plain_cpu = [], [], []
+        for q in queries:
+            CPU_MS.clear()
+            plain += time_it(
+                lambda q=q: search_materials(db.session, q, SearchFilters(sites=within), limit=10)
+            )
+            plain_cpu += CPU_MS
+            CPU_MS.clear()
+            stocked += time_it(
+                lambda q=q: search_materials(
+                    db.session, q, SearchFilters(sites=within, in_stock=True), limit=10
+                )
+            )
+        print(
+            f"| {kind} | {size:,} | {label} | {percentile(plain, 50):.1f} | {percentile(plain, 95):.1f} "
+            f"| {percentile(stocked, 50):.1f} | {percentile(stocked, 95):.1f} "
+            f"| {percentile(plain_cpu, 50):.1f} / {percentile(plain_cpu, 95):.1f} "
+            f"| {percentile(CPU_MS, 50):.1f} / {percentile(CPU_MS, 95):.1f} |",
+            flush=True,
+        )
 
 
 def main() -> None:
     logging.disable(logging.INFO)
     args = sys.argv[1:]
     kind = args.pop(0)
-    reuse = args.pop(args.index("--reuse") + 1) if "--reuse" in args else None
-    sizes = [int(s) for s in args if s != "--reuse"] or [10_000]
+
+    def option(name: str):
+        if name not in args:
+            return None
+        value = args.pop(args.index(name) + 1)
+        args.remove(name)
+        return value
+
+    reuse, scope, given_url = option("--reuse"), option("--scope"), option("--url")
+    sizes = [int(s) for s in args] or [10_000]
     os.chdir(tempfile.mkdtemp())
-    print("| database | materials | query class | index p50 ms | index p95 ms | LIKE p50 ms | LIKE p95 ms |")
-    print("|---|---|---|---|---|---|---|")
+    if scope:
+        print(
+            f"| database | materials | query class ({scope} only) | p50 ms | p95 ms | in stock p50 ms "
+            "| in stock p95 ms | CPU p50 / p95 ms | in stock CPU p50 / p95 ms |"
+        )
+    else:
+        print(
+            "| database | materials | query class | index p50 ms | index p95 ms | LIKE p50 ms | LIKE p95 ms |"
+        )
+    print("|---|---|---|---|---|---|---|" + ("---|---|" if scope else ""))
     for size in sizes:
-        if reuse:
+        if given_url:
+            url = given_url
+        elif reuse:
             url = (
                 f"sqlite:///{reuse}/search_{size}.db"
                 if kind == "sqlite"
@@ -200,7 +254,12 @@ def main() -> None:
             url = database_url(kind, size)
         app = create_app(config_for_tests(url))
         with app.app_context():
-            if not reuse:
+            if scope:
+                scoped(size, kind, scope.split(","))
+                db.session.remove()
+                db.engine.dispose()
+                continue
+            if not reuse and not given_url:
                 flask_migrate.upgrade()
                 fill(size)
             for label, queries in QUERIES.items():

@@ -14,7 +14,7 @@ from _common import seeded_app
 from inventory_ai.assistant.compaction import dumps
 from inventory_ai.assistant.extension import manager
 from inventory_ai.extensions import db
-from tests.test_tools import context
+from tests.support.tool_context import context
 
 
 def main() -> None:

@@ -42,7 +42,7 @@ def init_cli(app: Flask) -> None:
     @app.cli.command("rebuild-search-index")
     def rebuild_search_index() -> None:
         """Recompute every material's search terms (after a bulk import or a change of rules)."""
-        from inventory_ai.services.search import rebuild_index
+        from inventory_ai.services.search_index import rebuild_index
 
         count = rebuild_index(db.session)
         click.echo(f"indexed {count} materials")

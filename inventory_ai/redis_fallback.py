@@ -37,7 +37,7 @@ class SweptMemoryStorage(MemoryStorage):
     last one ended: under steady load a new thread per request, about 4 % of a chat message's CPU
     (docs/benchmarks.md). A counter past its expiry is dropped when it is read anyway, so the sweep
     only bounds memory, and once a second does that. The hook is limits' own private method,
-    overridden by its mangled name (limits is pinned: constraints.txt; tests/test_rate_limits.py
+    overridden by its mangled name (limits is pinned: constraints.txt; tests/ops/test_rate_limit_counters.py
     fails if a new version stops calling it)."""
 
     STORAGE_SCHEME = ["swept-memory"]

@@ -81,6 +81,16 @@ def loads(raw: bytes | str, max_depth: int = MAX_DEPTH):
     return value
 
 
+def loads_or_text(raw: str | None):
+    """Stored JSON (a call's arguments) as a value when it is JSON this product takes; anything else
+    (not JSON, absurdly nested, numbers of thousands of digits) stays the text it was, never parsed
+    again into something a view cannot serialise."""
+    try:
+        return loads(raw or "{}")
+    except Unreadable:
+        return raw
+
+
 def strings(value) -> Iterator[str]:
     """Every string in a parsed JSON value (or a value as tools return it, tuples too), keys
     included, without recursion."""

@@ -11,7 +11,7 @@ from inventory_ai import create_app
 from inventory_ai.config import config_for_tests
 from inventory_ai.extensions import db
 from inventory_ai.models import User
-from tests.support.clients import AuthActions, FreshUserClient
+from tests.support.clients import AuthActions, FreshUserClient, bearer
 from tests.support.dashscope_stub import DashScopeStub
 from tests.support.databases import TEST_DATABASE_URL, PostgresDatabases, SqliteDatabases, let_go
 from tests.support.scripted import close_overrides
@@ -89,6 +89,22 @@ def session(app):
 @pytest.fixture
 def auth(client):
     return AuthActions(client)
+
+
+@pytest.fixture
+def token(session):
+    """`token(username)`: the headers of a script acting as that user with an API token."""
+
+    def make(username: str) -> dict:
+        return bearer(session, username)
+
+    return make
+
+
+@pytest.fixture
+def admin(token):
+    """The headers of an admin's script (an API token with the `admin` scope)."""
+    return token("admin")
 
 
 @pytest.fixture

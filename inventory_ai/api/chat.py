@@ -15,12 +15,10 @@ from flask.views import MethodView
 from flask_login import login_required
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
-from sqlalchemy import select
 
-from inventory_ai import answer_spans
 from inventory_ai.api.effects import EffectSchema
 from inventory_ai.api.fields import ExplicitDecision, UtcDateTime
-from inventory_ai.assistant import effects
+from inventory_ai.assistant import answer_spans, effects
 from inventory_ai.assistant.answering import AnswerRef
 from inventory_ai.assistant.events import ErrorEvent, Event, Start
 from inventory_ai.assistant.extension import decisions, manager
@@ -32,10 +30,8 @@ from inventory_ai.logging import get_logger
 from inventory_ai.models import (
     CallStatus,
     ChatMessage,
-    Conversation,
     MessageStatus,
     ToolCallRecord,
-    ToolRound,
 )
 from inventory_ai.readers import reader_language
 from inventory_ai.services import approvals, conversations
@@ -273,12 +269,8 @@ class Pending(MethodView):
         user = authenticated_user()
         registry = manager().registry
         rows = db.session.execute(
-            select(ToolCallRecord, ChatMessage)
-            .join(ToolRound, ToolCallRecord.round_id == ToolRound.id)
-            .join(ChatMessage, ToolRound.message_id == ChatMessage.id)
-            .join(Conversation, ChatMessage.conversation_id == Conversation.id)
+            conversations.calls_in(db.session, user)
             .where(
-                Conversation.user_id == user.id,
                 ChatMessage.status == MessageStatus.AWAITING_CONFIRMATION,
                 ToolCallRecord.status == CallStatus.PENDING_CONFIRMATION,
             )

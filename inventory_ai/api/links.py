@@ -1,6 +1,6 @@
 """OpenAPI links: how a response leads to the next call (create a material, then read it, change
 it, book a movement of it, list its levels). A client reads them as documentation; schemathesis
-follows them to fuzz whole sequences (tests/test_admin_api.py). All of them are declared here, and
+follows them to fuzz whole sequences (tests/api/test_api_keeps_to_its_document.py). All of them are declared here, and
 an apispec plugin attaches them to the source operation's response as the document is built.
 
 Targets are named by operationRef (the document has no operationIds); values come from the

@@ -31,7 +31,7 @@ from inventory_ai.assistant.tool_calls import CallOutcome, CallRunner, result_ev
 from inventory_ai.assistant.tools.base import ToolContext
 from inventory_ai.database import begin_write
 from inventory_ai.logging import get_logger
-from inventory_ai.models import CallStatus, ChatMessage, MessageStatus, ToolCallRecord, User
+from inventory_ai.models import CallStatus, ChatMessage, MessageStatus, ToolCallRecord, User, utcnow
 from inventory_ai.services import audit
 from inventory_ai.text import storable
 
@@ -193,3 +193,28 @@ class Answering:
         text = BROKEN[message.language]
         yield ev.ErrorEvent("internal_error", text)
         yield from self.finish(MessageStatus.FAILED, text, "internal_error")
+
+    def end_abandoned(self, message_id: str, recovery: Recovery) -> None:
+        """The client went away mid-answer (closed the page): the answer ends cancelled, its calls
+        settled as the ledger has them. `message_id` is taken before: after a failed flush, reading
+        an attribute of the answer would fail too."""
+        begin_write(self.session)
+        fresh = self.session.get(ChatMessage, message_id)
+        if fresh is not None and fresh.status == MessageStatus.RUNNING:
+            recovery.settle_unfinished(self.session, fresh)
+            fresh.status = stopped_status(fresh).value
+            fresh.content = fresh.content or stopped_text(fresh)
+            fresh.completed_at = utcnow()
+        self.session.commit()
+
+    def ending(self) -> dict:
+        """How this run ended, for its span (answer_spans.agent)."""
+        try:
+            message = self.message
+            return {
+                "status": message.status,
+                "model": self.model or message.model,
+                "error_code": message.error_code,
+            }
+        except Exception:  # a session a failure left unusable: the span says no more than that it ended
+            return {}

@@ -17,6 +17,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from inventory_ai import strict_json
 from inventory_ai.assistant import events as ev
 from inventory_ai.assistant.answering import AnswerRef, Decision
 from inventory_ai.assistant.compaction import dumps
@@ -27,6 +28,7 @@ from inventory_ai.errors import Conflict, Forbidden, InvalidInput, NotFound
 from inventory_ai.models import (
     CallStatus,
     ChatMessage,
+    Conversation,
     MessageStatus,
     Signoff,
     SignoffStatus,
@@ -34,8 +36,7 @@ from inventory_ai.models import (
     User,
     utcnow,
 )
-from inventory_ai.services import approvals, audit, sites
-from inventory_ai.services.conversations import parsed_arguments
+from inventory_ai.services import approvals, audit, conversations, sites
 
 
 class Decisions:
@@ -158,7 +159,7 @@ class Decisions:
         mine = sites.of_user(session, signer)
         if approvals.within(session, signoff, mine):
             return
-        arguments = parsed_arguments(signoff.call.approved_arguments or signoff.call.arguments)
+        arguments = strict_json.loads_or_text(signoff.call.approved_arguments or signoff.call.arguments)
         outside = sites.first_outside(session, mine, arguments if isinstance(arguments, dict) else {})
         sites.record_denied(session, signer, "signoff", outside, arguments={"tool_call_id": tool_call_id})
         session.commit()  # the refusal stays on the record; nothing else was changed
@@ -180,21 +181,10 @@ class Decisions:
             }
             if message.status in waiting:
                 call_status, why = waiting[MessageStatus(message.status)]
-                try:
-                    claim(session, message, MessageStatus(message.status), MessageStatus.CANCELLED)
-                except Conflict:  # a decision came first: it is running now
-                    session.refresh(message)
-                else:
-                    for call in (c for r in message.rounds for c in r.calls if c.status == call_status):
-                        call.status = CallStatus.DECLINED.value
-                        call.content = dumps({"error": {"type": "Declined", "message": why}})
-                        if call.signoff is not None:  # withdrawn: the requester decided, now
-                            call.signoff.status = SignoffStatus.WITHDRAWN.value
-                            call.signoff.decided_by_id, call.signoff.decided_at = user.id, utcnow()
-                            call.signoff.seen_at = call.signoff.decided_at
-                    message.completed_at = utcnow()
+                if _withdrawn(session, message, user, call_status, why):
                     session.commit()
                     return message
+                session.refresh(message)  # a decision came first: it is running now
             if message.status == MessageStatus.RUNNING:
                 if being_carried_out(message):
                     raise Conflict(
@@ -205,6 +195,43 @@ class Decisions:
                 self.answers.note_cancel(message.id)
                 session.commit()
             return message
+
+    def withdraw_closed(self, session: Session, user: User) -> int:
+        """Answers waiting for their owner's own confirmation in conversations closed to them (an
+        admin took one of their warehouses away: services/conversations.open_to): nobody can reach
+        them any more, so they end declined, nothing booked. Sign-offs in them are still decided."""
+        with writing(session):
+            closed = session.scalars(
+                select(ChatMessage)
+                .join(Conversation, ChatMessage.conversation_id == Conversation.id)
+                .where(
+                    Conversation.user_id == user.id,
+                    ~conversations.open_to(session, user),
+                    ChatMessage.status == MessageStatus.AWAITING_CONFIRMATION,
+                )
+            ).all()
+            why = "withdrawn: the person's warehouses changed while it waited; nothing was booked"
+            ended = sum(_withdrawn(session, m, user, CallStatus.PENDING_CONFIRMATION, why) for m in closed)
+            session.commit()
+        return ended
+
+
+def _withdrawn(session: Session, message: ChatMessage, user: User, call_status: CallStatus, why: str) -> bool:
+    """A waiting answer ended by its owner's side, its waiting calls declined with `why` (not
+    committed); False if a decision claimed it first."""
+    try:
+        claim(session, message, MessageStatus(message.status), MessageStatus.CANCELLED)
+    except Conflict:
+        return False
+    for call in (c for r in message.rounds for c in r.calls if c.status == call_status):
+        call.status = CallStatus.DECLINED.value
+        call.content = dumps({"error": {"type": "Declined", "message": why}})
+        if call.signoff is not None:  # withdrawn: the requester decided, now
+            call.signoff.status = SignoffStatus.WITHDRAWN.value
+            call.signoff.decided_by_id, call.signoff.decided_at = user.id, utcnow()
+            call.signoff.seen_at = call.signoff.decided_at
+    message.completed_at = utcnow()
+    return True
 
 
 def being_carried_out(message: ChatMessage) -> bool:

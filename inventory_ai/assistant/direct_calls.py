@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from inventory_ai.assistant.compaction import dumps
 from inventory_ai.assistant.types import ToolCall
 from inventory_ai.models import (
     CallStatus,
@@ -37,6 +38,24 @@ def approval_page(conversation_id: str) -> str:
     """Where the user decides a waiting booking: its conversation's page (web.conversation), a path
     on the server the user signs in to (a stdio server knows no host name)."""
     return f"/c/{conversation_id}"
+
+
+def awaiting_approval(message: ChatMessage, call_id: str, description: str | None, effect) -> str:
+    """What the client is told of a booking that waits for its user (JSON): where it is approved,
+    what it would do to the stock (`effect`), and that the client cannot approve it."""
+    return dumps(
+        {
+            "status": "awaiting_approval",
+            "tool_call_id": call_id,
+            "message_id": message.id,
+            "conversation_id": message.conversation_id,
+            "approve_at": approval_page(message.conversation_id),
+            "description": description,
+            "effect": effect,
+            "message": "not booked yet: it waits for the user, who approves or rejects it on "
+            "the page approve_at (signed in); this client cannot approve it",
+        }
+    )
 
 
 @dataclass(frozen=True)

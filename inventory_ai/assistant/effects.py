@@ -1,6 +1,6 @@
 """What a call waiting for a person would do if it were carried out now: a booking's levels before
 and after in each warehouse it changes, its unit, its value in CNY and its flags
-(services/ledger.booking_effect). Computed each time it is shown (the chat card and `pending`, the
+(services/booking_effect.py). Computed each time it is shown (the chat card and `pending`, the
 sign-off page and /api/v1/approvals, MCP), so it is never older than the page; the booking's result
 carries it again as the ledger had it when it booked.
 """
@@ -12,12 +12,12 @@ from collections.abc import Callable
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
+from inventory_ai import strict_json
 from inventory_ai.assistant.registry import ToolRegistry
 from inventory_ai.assistant.tools.base import ToolContext, ToolError
 from inventory_ai.errors import DomainError
 from inventory_ai.models import CallStatus, ChatMessage, User, Warehouse
 from inventory_ai.services import sites
-from inventory_ai.services.conversations import parsed_arguments
 from inventory_ai.services.sites import Sites
 
 
@@ -66,7 +66,7 @@ def of_answer(
         return {}
     found = {}
     for call in (c for r in message.rounds for c in r.calls if c.status == CallStatus.PENDING_CONFIRMATION):
-        arguments = parsed_arguments(call.approved_arguments or call.arguments)
+        arguments = strict_json.loads_or_text(call.approved_arguments or call.arguments)
         effect = of_call(registry, session, engine, viewer, call.name, call.call_id, arguments)
         if effect is not None:
             found[call.call_id] = effect

@@ -72,7 +72,7 @@ def offline_lexicon(session: Session, registry: ToolRegistry) -> Lexicon:
         home_warehouse=home_warehouse,
         tool_labels={tool.name: tool.labels for tool in registry.all()},
     )
-    return Lexicon(context, {tool.name: tool.help for tool in registry.all()})
+    return Lexicon(context)
 
 
 def aliases(session: Session) -> dict[str, list[tuple[str, str]]]:
@@ -91,11 +91,8 @@ def provider_factory(config: Config, registry: ToolRegistry):
     names += [n for n in config.llm_fallback if n not in names]
     qwen: dict[str, ChatProvider] = {}
     if any(n != "offline" for n in names):
-        from inventory_ai.assistant.providers.dashscope import (
-            DashScopeProvider,
-            model_http_session,
-            shared_breaker,
-        )
+        from inventory_ai.assistant.providers.breaker import shared_breaker
+        from inventory_ai.assistant.providers.dashscope import DashScopeProvider, model_http_session
 
         http = model_http_session()
         for name in (n for n in names if n != "offline"):

@@ -30,42 +30,27 @@ from itertools import chain
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from inventory_ai import answer_spans, tracing
-from inventory_ai.assistant import answer_store, effects, intake
+from inventory_ai import tracing
+from inventory_ai.assistant import answer_spans, answer_store, effects, intake
 from inventory_ai.assistant import events as ev
 from inventory_ai.assistant.answering import Answering, AnswerRef, Decision
 from inventory_ai.assistant.compaction import dumps
-from inventory_ai.assistant.direct_calls import FROM_MCP, DirectResult, approval_page, waiting_answer
+from inventory_ai.assistant.direct_calls import FROM_MCP, DirectResult, awaiting_approval, waiting_answer
 from inventory_ai.assistant.history import expand
 from inventory_ai.assistant.model_chain import ModelChain
 from inventory_ai.assistant.prompts import (
     APOLOGY,
     TOO_SLOW,
     decided_summary,
-    stopped_status,
-    stopped_text,
     system_prompt,
 )
-from inventory_ai.assistant.providers.base import (
-    ChatProvider,
-    ProviderError,
-)
-from inventory_ai.assistant.recovery import (
-    HEARTBEAT_SECONDS,
-    HEARTBEATS,
-    STALE_AFTER_SECONDS,
-    Recovery,
-)
+from inventory_ai.assistant.providers.base import ChatProvider, ProviderError
+from inventory_ai.assistant.recovery import HEARTBEAT_SECONDS, HEARTBEATS, STALE_AFTER_SECONDS, Recovery
 from inventory_ai.assistant.registry import ToolRegistry
 from inventory_ai.assistant.signoff_rule import SignoffRule
 from inventory_ai.assistant.tool_calls import CallOutcome, CallRunner, PreparedCall, result_event
 from inventory_ai.assistant.tools.base import PermissionDenied, ToolContext
-from inventory_ai.assistant.types import (
-    Message,
-    ModelReply,
-    ModelRequest,
-    ToolCall,
-)
+from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, ToolCall
 from inventory_ai.config import HISTORY_TOKEN_BUDGET
 from inventory_ai.database import begin_write, in_transaction
 from inventory_ai.logging import get_logger
@@ -76,12 +61,9 @@ from inventory_ai.models import (
     ToolCallRecord,
     User,
     new_call_id,
-    utcnow,
 )
-from inventory_ai.observability import (
-    TOOL_ROUNDS,
-)
-from inventory_ai.services import audit, conversations, sites
+from inventory_ai.observability import TOOL_ROUNDS
+from inventory_ai.services import audit, conversations
 
 log = get_logger(__name__)
 
@@ -174,7 +156,7 @@ class ToolExecutionManager:
     def run(self, session: Session, ref: AnswerRef) -> Iterator[ev.Event]:
         answering = self._answering(session, ref)
         steps = self._guarded(answering, self._loop(answering))
-        yield from answer_spans.agent(steps, ref.conversation_id, ref.message_id, lambda: ending(answering))
+        yield from answer_spans.agent(steps, ref.conversation_id, ref.message_id, answering.ending)
 
     def _guarded(self, answering: Answering, steps: Iterator[ev.Event]) -> Iterator[ev.Event]:
         """Whatever happens inside, the answer ends: completed, waiting, cancelled or failed. While it
@@ -187,7 +169,7 @@ class ToolExecutionManager:
         except GeneratorExit:
             # The client went away mid-answer (closed the page): stop here and say so in the record.
             answering.session.rollback()
-            self._mark_cancelled(answering.session, message_id)
+            answering.end_abandoned(message_id, self.recovery)
             raise
         except Exception as exc:
             log.exception("answer_failed", error_type=type(exc).__name__, message_id=message_id)
@@ -355,9 +337,7 @@ class ToolExecutionManager:
                 self._answering(answering.session, ref), deadline=answering.deadline, model=answering.model
             )
             steps = self._guarded(answering, self._continue(answering))
-            yield from answer_spans.agent(
-                steps, ref.conversation_id, ref.message_id, lambda: ending(answering), links
-            )
+            yield from answer_spans.agent(steps, ref.conversation_id, ref.message_id, answering.ending, links)
 
     def _carry_out_decided(self, answering: Answering, decision: Decision) -> Iterator[ev.Event]:
         last_round = answering.message.rounds[-1]
@@ -372,51 +352,57 @@ class ToolExecutionManager:
             values = self.signoffs.values(answering.toolbox, answering.context, answering.message, arguments)
         for record in chosen:
             value = values.get(record.call_id)
-            if self.signoffs.needs_signoff(answering.user, value):
-                begin_write(answering.session)
-                self.signoffs.ask(answering.session, answering.user, answering.message, record, value)
+            if not self.signoffs.needs_signoff(answering.user, value):
+                outcome = self._carry_out(answering, record, arguments[record.call_id], decision)
+                begin_write(answering.session)  # the tool committed on its own connection meanwhile
+                event = answering.settle(last_round.position, record, arguments[record.call_id], outcome)
                 answering.session.commit()
-                answer_spans.tool_settled(record.name, record.call_id, record, record.model_call_id)
+                yield event
                 continue
-            outcome = self._carry_out(answering, record, arguments[record.call_id], decision)
-            begin_write(answering.session)  # the tool committed on its own connection meanwhile
-            event = answering.settle(last_round.position, record, arguments[record.call_id], outcome)
+            begin_write(answering.session)  # a large booking waits for a second person
+            self.signoffs.ask(answering.session, answering.user, answering.message, record, value)
             answering.session.commit()
-            yield event
+            answer_spans.tool_settled(record.name, record.call_id, record, record.model_call_id)
 
     def _carry_out(
         self, answering: Answering, record: ToolCallRecord, arguments: dict, decision: Decision
     ) -> CallOutcome:
+        tool = answering.toolbox.get(record.name) if decision.approve else None
+        if tool is not None:
+            call = ToolCall(record.model_call_id, record.name, record.arguments)
+            # The tool runs on a connection of its own: this session's read ends first, so the thread
+            # holds one connection at a time (with both, a worker whose threads all approve at once
+            # waits on its own pool until the tools fail).
+            answering.session.commit()
+            outcome = self.calls.invoke(
+                PreparedCall(call, record.call_id, tool, arguments), answering.context
+            )
+            original = json.loads(record.arguments)
+            changes = {
+                k: {"from": original.get(k), "to": v} for k, v in arguments.items() if original.get(k) != v
+            }
+            if changes and outcome.status == CallStatus.SUCCESS:  # the model and the page say what changed
+                outcome.content = dumps({"approved_with_changes": changes, **json.loads(outcome.content)})
+            return outcome
         if not decision.approve:
             who = "the user" if not decision.signoff else "the manager signing off"
             message = f"declined by {who}" + (f": {decision.reason}" if decision.reason else "")
-            declined = CallOutcome.declined(message)
-            answer_spans.tool_settled(record.name, record.call_id, declined, record.model_call_id)
-            return declined
-        tool = answering.toolbox.get(record.name)
-        if tool is None:  # the role or the settings changed meanwhile
-            refused = CallOutcome.failed(
+            outcome = CallOutcome.declined(message)
+        else:  # the role or the settings changed meanwhile
+            outcome = CallOutcome.failed(
                 PermissionDenied(f"tool {record.name!r} is no longer available to this user")
             )
-            answer_spans.tool_settled(record.name, record.call_id, refused, record.model_call_id)
-            return refused
-        call = ToolCall(record.model_call_id, record.name, record.arguments)
-        # The tool runs on a connection of its own: this session's read ends first, so the thread
-        # holds one connection at a time (with both, a worker whose threads all approve at once
-        # waits on its own pool until the tools fail).
-        answering.session.commit()
-        outcome = self.calls.invoke(PreparedCall(call, record.call_id, tool, arguments), answering.context)
-        original = json.loads(record.arguments)
-        changes = {
-            k: {"from": original.get(k), "to": v} for k, v in arguments.items() if original.get(k) != v
-        }
-        if changes and outcome.status == CallStatus.SUCCESS:  # the model and the page say what changed
-            outcome.content = dumps({"approved_with_changes": changes, **json.loads(outcome.content)})
+        answer_spans.tool_settled(record.name, record.call_id, outcome, record.model_call_id)
         return outcome
 
     def _continue(self, answering: Answering) -> Iterator[ev.Event]:
         """Every call decided: the model answers with the results."""
-        if answering.message.source == FROM_MCP:  # no model asked this: the answer is what happened
+        # No model asked this (MCP), or its conversation closed to its owner while the booking waited
+        # (an admin took a warehouse away): the answer is what happened, and no model is sent the
+        # conversation again.
+        if answering.message.source == FROM_MCP or not conversations.is_open(
+            answering.session, answering.user, answering.message.conversation_id
+        ):
             yield from answering.finish(MessageStatus.COMPLETED, decided_summary(answering.message))
             return
         yield from self._loop(answering)
@@ -430,12 +416,7 @@ class ToolExecutionManager:
         answer of its own, for its user's approval (decided then through `resume`)."""
         call_id = new_call_id()
         toolbox = self.registry.toolbox_for(user.role, session)
-        context = ToolContext(
-            user_id=user.id, username=user.username, role=user.role, session=session,
-            engine=self.engine(), request_id=None, conversation_id="", message_id="",
-            sites=sites.of_user(session, user), language=user.language or "zh",
-            tool_names=self.registry.names(),
-        )  # fmt: skip
+        context = ToolContext.of_answer(session, self.engine(), user, None, tool_names=self.registry.names())
         wire = ToolCall(call_id, name, dumps(arguments) if isinstance(arguments, dict) else str(arguments))
         session.commit()  # the tool's own connection, not a second one beside this read (_carry_out)
         prepared = self.calls.prepare(wire, call_id, toolbox, context, ordinal=0)
@@ -445,21 +426,10 @@ class ToolExecutionManager:
             message = waiting_answer(session, user, prepared.call, call_id, prepared.description, source)
             self.calls.audit(session, user, name, prepared.arguments, outcome, message, source)
             session.commit()
-            content = dumps(
-                {
-                    "status": "awaiting_approval",
-                    "tool_call_id": call_id,
-                    "message_id": message.id,
-                    "conversation_id": message.conversation_id,
-                    "approve_at": approval_page(message.conversation_id),
-                    "description": prepared.description,
-                    "effect": effects.of_call(
-                        self.registry, session, context.engine, user, name, call_id, prepared.arguments
-                    ),
-                    "message": "not booked yet: it waits for the user, who approves or rejects it on "
-                    "the page approve_at (signed in); this client cannot approve it",
-                }
+            effect = effects.of_call(
+                self.registry, session, context.engine, user, name, call_id, prepared.arguments
             )
+            content = awaiting_approval(message, call_id, prepared.description, effect)
             return DirectResult(call_id, outcome.status, content, prepared.description, message.id)
         self.calls.audit(session, user, name, prepared.arguments or wire.arguments, outcome, None, source)
         session.commit()
@@ -478,26 +448,3 @@ class ToolExecutionManager:
         if message.id in self._cancelled:
             return True
         return bool(session.scalar(select(ChatMessage.cancel_requested).where(ChatMessage.id == message.id)))
-
-    def _mark_cancelled(self, session: Session, message_id: str) -> None:
-        begin_write(session)
-        fresh = session.get(ChatMessage, message_id)
-        if fresh is not None and fresh.status == MessageStatus.RUNNING:
-            self.recovery.settle_unfinished(session, fresh)
-            fresh.status = stopped_status(fresh).value
-            fresh.content = fresh.content or stopped_text(fresh)
-            fresh.completed_at = utcnow()
-        session.commit()
-
-
-def ending(answering: Answering) -> dict:
-    """How an answer's run ended, for its span (answer_spans.agent)."""
-    try:
-        message = answering.message
-        return {
-            "status": message.status,
-            "model": answering.model or message.model,
-            "error_code": message.error_code,
-        }
-    except Exception:  # a session a failure left unusable: the span says no more than that it ended
-        return {}

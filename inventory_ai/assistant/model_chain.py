@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from sqlalchemy.orm import Session
 
-from inventory_ai import answer_spans
+from inventory_ai.assistant import answer_spans
 from inventory_ai.assistant import events as ev
 from inventory_ai.assistant.providers.base import (
     AnswerTooSlow,

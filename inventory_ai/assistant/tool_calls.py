@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, replace
 
 from sqlalchemy.orm import Session
 
-from inventory_ai import answer_spans, strict_json
+from inventory_ai import strict_json
+from inventory_ai.assistant import answer_spans
 from inventory_ai.assistant import events as ev
 from inventory_ai.assistant.compaction import compact, dumps
 from inventory_ai.assistant.read_deadlines import DeadlinePassed, stopped_at

@@ -39,6 +39,9 @@ class User(UserMixin, db.Model):
     # The warehouses (codes) this person works in; None: every warehouse. Read afresh on each
     # request by services/sites.py, the one place it is enforced (docs/permissions.md, "Warehouses").
     warehouses: Mapped[list[str] | None] = mapped_column(JSON)
+    # When an admin last took a warehouse away from this person: their conversations begun before
+    # then may hold that warehouse's figures, so they no longer open (services/conversations.py).
+    warehouses_narrowed_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     tokens: Mapped[list[ApiToken]] = relationship(back_populates="user", cascade="all, delete-orphan")

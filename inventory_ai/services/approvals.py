@@ -12,6 +12,7 @@ from decimal import Decimal
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, joinedload
 
+from inventory_ai import strict_json
 from inventory_ai.errors import Forbidden
 from inventory_ai.models import (
     CallStatus,
@@ -69,10 +70,8 @@ def waiting(session: Session, limit: int = 100, *, sites: Sites) -> list[Signoff
 
 def within(session: Session, signoff: Signoff, sites: Sites) -> bool:
     """Is the booking waiting for this sign-off in `sites` (both ends of a transfer)?"""
-    from inventory_ai.services.conversations import parsed_arguments  # conversations -> approvals
-
     call = signoff.call
-    arguments = parsed_arguments(call.approved_arguments or call.arguments)
+    arguments = strict_json.loads_or_text(call.approved_arguments or call.arguments)
     return site_rules.booking_within(session, sites, arguments if isinstance(arguments, dict) else {})
 
 

@@ -11,9 +11,12 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
+from sqlalchemy.orm import Session
 
 from inventory_ai.errors import InvalidInput
-from inventory_ai.models import MOVEMENT_TYPES, MovementType
+from inventory_ai.models import MOVEMENT_TYPES, Material, MovementType, Warehouse
+from inventory_ai.services.catalog import find_material
+from inventory_ai.services.sites import find_warehouse
 from inventory_ai.services.units import (
     DECIMAL_TEXT,
     MAX_QUANTITY,
@@ -21,46 +24,18 @@ from inventory_ai.services.units import (
     canonical_quantity,
     canonical_unit,
     checked_decimal,
+    convert,
     fmt_quantity,
     parse_quantity,
 )
 
 
-class Quantity(fields.Field):
-    """A quantity in: a JSON number or a decimal string of ASCII digits ("12.5"), kept exact as a
-    Decimal. Refused (422, naming the field) where Python's Decimal() would guess: "5_0" (50),
-    "٥" (5), NaN, Infinity, numbers of more than 40 characters."""
-
-    # A quantity is never negative; zero only for a stocktake (BookingSchema says so).
-    minimum = Decimal(0)
-
-    def __init__(self, **kwargs):
-        metadata = {
-            "type": "string",
-            "format": "decimal",
-            "pattern": f"^{DECIMAL_TEXT.pattern}$",
-            "maxLength": MAX_QUANTITY_CHARS,
-            **kwargs.pop("metadata", {}),
-        }
-        super().__init__(metadata=metadata, **kwargs)
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        try:
-            quantity = parse_quantity(value)
-        except InvalidInput as exc:
-            raise ValidationError(exc.message) from None
-        if quantity < self.minimum:
-            raise ValidationError(f"quantity must be positive, got {quantity}")  # as written: no rounding
-        return quantity
-
-    def _serialize(self, value, attr, obj, **kwargs):
-        return None if value is None else str(value)
-
-
 class DecimalIn(fields.Field):
-    """A decimal in, other than a booking's quantity (reorder points, unit costs): a JSON number or
-    a decimal string, checked by `units.checked_decimal` (range and decimals, as the column holds
-    it) before any database sees it; refused 422 naming the field."""
+    """A decimal in: a JSON number or a decimal string of ASCII digits ("12.5"), kept exact as a
+    Decimal; refused 422, naming the field, where Python's Decimal() would guess ("5_0" is 50, "٥"
+    is 5), for NaN, Infinity and numbers of more than 40 characters. Other than a booking's quantity
+    (reorder points, unit costs) it is checked by `units.checked_decimal` (range and decimals, as
+    the column holds it) before any database sees it."""
 
     def __init__(self, places: int, maximum: Decimal = MAX_QUANTITY, **kwargs):
         self.places, self.maximum = places, maximum
@@ -73,14 +48,34 @@ class DecimalIn(fields.Field):
         }
         super().__init__(metadata=metadata, **kwargs)
 
+    def read(self, value, name: str) -> Decimal:
+        return checked_decimal(value, name, self.places, self.maximum)
+
     def _deserialize(self, value, attr, data, **kwargs):
         try:
-            return checked_decimal(value, attr or self.name or "value", self.places, self.maximum)
+            return self.read(value, attr or self.name or "value")
         except InvalidInput as exc:
             raise ValidationError(exc.message) from None
 
     def _serialize(self, value, attr, obj, **kwargs):
         return None if value is None else str(value)
+
+
+class Quantity(DecimalIn):
+    """A booking's quantity, in the unit it names (converted to the material's unit, and its places
+    checked, by the ledger)."""
+
+    # A quantity is never negative; zero only for a stocktake (BookingSchema says so).
+    minimum = Decimal(0)
+
+    def __init__(self, **kwargs):
+        super().__init__(places=3, **kwargs)
+
+    def read(self, value, name: str) -> Decimal:
+        quantity = parse_quantity(value)
+        if quantity < self.minimum:
+            raise InvalidInput(f"quantity must be positive, got {quantity}")  # as written: no rounding
+        return quantity
 
 
 class BookingSchema(Schema):
@@ -183,3 +178,25 @@ def load(fields: dict, user_id: int | None, idempotency_key: str | None) -> Book
 def for_caller(request: BookingRequest, user_id: int | None, idempotency_key: str | None) -> BookingRequest:
     """The booking as one caller makes it: who, and the key it is booked once under."""
     return replace(request, user_id=user_id, idempotency_key=idempotency_key)
+
+
+def resolve(
+    session: Session, request: BookingRequest
+) -> tuple[Material, Warehouse, Warehouse | None, Decimal]:
+    """Resolve a booking (its fields checked by bookings.BookingSchema) against the catalogue
+    without writing: its material, its warehouses and its quantity in the material's unit. What
+    the ledger books, the description a person approves and the effect they see all start here."""
+    material = find_material(session, request.material)
+    warehouse = find_warehouse(session, request.warehouse)
+    target = None
+    if request.movement_type == MovementType.TRANSFER:
+        target = find_warehouse(session, request.to_warehouse)
+        if target.id == warehouse.id:
+            raise InvalidInput("a transfer needs two different warehouses")
+    quantity = convert(request.quantity, request.unit, material.unit)
+    if quantity == 0 and request.movement_type != MovementType.ADJUSTMENT:
+        # Less than the ledger keeps (0.4 g of a material counted in kg).
+        raise InvalidInput(
+            f"{fmt_quantity(request.quantity)} {request.unit} is less than 0.001 {material.unit}"
+        )
+    return material, warehouse, target, quantity

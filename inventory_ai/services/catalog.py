@@ -1,4 +1,4 @@
-"""Finding the things people name: materials by code or name, warehouses, categories."""
+"""Finding the things people name: materials by code or name, categories (a warehouse: sites.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from inventory_ai.errors import InvalidInput, NotFound
-from inventory_ai.models import Category, Material, Warehouse
-from inventory_ai.services.search import normalise, search_materials
+from inventory_ai.models import Category, Material
+from inventory_ai.services.search import search_materials
+from inventory_ai.services.search_index import normalise
 
 
 def find_material(session: Session, ref: str) -> Material:
@@ -36,26 +37,6 @@ def find_material(session: Session, ref: str) -> Material:
         f"{text!r} matches {page.total} materials; say which one: {options}",
         {"candidates": [m.code for m in page.materials]},
     )
-
-
-def find_warehouse(session: Session, ref: str) -> Warehouse:
-    text = (ref or "").strip()
-    key = normalise(text)
-    warehouse = session.scalar(
-        select(Warehouse).where(
-            or_(
-                Warehouse.code == text.upper(),
-                Warehouse.name_zh == text,
-                func.lower(Warehouse.name_en) == key,
-            )
-        )
-    )
-    if warehouse is None:
-        names = ", ".join(
-            f"{w.name_zh} ({w.code})" for w in session.scalars(select(Warehouse).order_by(Warehouse.code))
-        )
-        raise NotFound(f"no warehouse {text!r}; warehouses are: {names}")
-    return warehouse
 
 
 def find_category(session: Session, ref: str) -> Category:

@@ -4,6 +4,10 @@ renaming and deleting, transcripts, and the title a new conversation gets.
 A conversation or answer that is not the caller's looks exactly like a missing one (NotFound), and so
 does one its owner deleted: deleting is soft (`deleted_at`), so the audit trail and the admin
 conversations API keep it, but its owner sees it nowhere.
+
+When an admin takes a warehouse away from a person (users.warehouses_narrowed_at), the conversations
+they began before then close the same way: they may hold that warehouse's figures, in answers and in
+the tool results the model would be sent again. Bookings waiting in them are still decided.
 """
 
 from __future__ import annotations
@@ -11,12 +15,13 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from sqlalchemy import or_, select
+from sqlalchemy import ColumnElement, Select, and_, or_, select, true
 from sqlalchemy.orm import Session, object_session
 
 from inventory_ai import strict_json
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
 from inventory_ai.models import CallStatus, ChatMessage, Conversation, MessageStatus, User, utcnow
+from inventory_ai.models.chat import ToolCallRecord, ToolRound
 from inventory_ai.services import approvals, audit
 from inventory_ai.text import storable
 
@@ -24,21 +29,54 @@ TITLE_MAX_CHARS = 200
 SEARCH_MAX_CHARS = 200
 
 
+def open_to(session: Session, user: User) -> ColumnElement[bool]:
+    """The conversations a person may open: their own, not deleted, begun after their warehouses
+    last narrowed (read afresh, as their warehouses are: a change applies on their next request)."""
+    narrowed = session.scalar(select(User.warehouses_narrowed_at).where(User.id == user.id))
+    return and_(
+        Conversation.user_id == user.id,
+        Conversation.deleted_at.is_(None),
+        true() if narrowed is None else Conversation.created_at >= narrowed,
+    )
+
+
+def calls_in(session: Session, user: User) -> Select:
+    """The tool calls in the conversations a person may open (`open_to`), each with the answer it
+    is in (ToolCallRecord, ChatMessage): a query for the caller to narrow."""
+    return (
+        select(ToolCallRecord, ChatMessage)
+        .join(ToolRound, ToolCallRecord.round_id == ToolRound.id)
+        .join(ChatMessage, ToolRound.message_id == ChatMessage.id)
+        .join(Conversation, ChatMessage.conversation_id == Conversation.id)
+        .where(open_to(session, user))
+    )
+
+
+def is_open(session: Session, user: User, conversation_id: str) -> bool:
+    return (
+        session.scalar(
+            select(Conversation.id).where(Conversation.id == conversation_id, open_to(session, user))
+        )
+        is not None
+    )
+
+
 def own_conversation(session: Session, user: User, conversation_id: str) -> Conversation:
-    conversation = session.get(Conversation, conversation_id)
-    if conversation is None or conversation.user_id != user.id or conversation.deleted_at is not None:
+    conversation = session.scalar(
+        select(Conversation).where(Conversation.id == conversation_id, open_to(session, user))
+    )
+    if conversation is None:
         raise NotFound("no such conversation")
     return conversation
 
 
 def own_answer(session: Session, user: User, message_id: str) -> ChatMessage:
-    message = session.get(ChatMessage, message_id)
-    if (
-        message is None
-        or message.role != "assistant"
-        or message.conversation.user_id != user.id
-        or message.conversation.deleted_at is not None
-    ):
+    message = session.scalar(
+        select(ChatMessage)
+        .join(Conversation, ChatMessage.conversation_id == Conversation.id)
+        .where(ChatMessage.id == message_id, ChatMessage.role == "assistant", open_to(session, user))
+    )
+    if message is None:
         raise NotFound("no such message")
     return message
 
@@ -47,7 +85,7 @@ def recent(session: Session, user: User, limit: int = 100) -> list[Conversation]
     return list(
         session.scalars(
             select(Conversation)
-            .where(Conversation.user_id == user.id, Conversation.deleted_at.is_(None))
+            .where(open_to(session, user))
             .order_by(Conversation.updated_at.desc())
             .limit(limit)
         )
@@ -71,8 +109,7 @@ def search(session: Session, user: User, text: str, limit: int = 50) -> list[tup
         session.scalars(
             select(Conversation)
             .where(
-                Conversation.user_id == user.id,
-                Conversation.deleted_at.is_(None),
+                open_to(session, user),
                 or_(Conversation.title.ilike(pattern, escape="\\"), Conversation.id.in_(in_messages)),
             )
             .order_by(Conversation.updated_at.desc())
@@ -204,16 +241,6 @@ def transcript(conversation: Conversation, effects=None) -> list[dict]:
     ]
 
 
-def parsed_arguments(raw: str):
-    """A call's stored arguments as JSON, when they are JSON this product takes (strict_json.py);
-    anything else the model sent (not JSON, absurdly nested, numbers of thousands of digits) is
-    shown as the text it was, never parsed again into something a view cannot serialise."""
-    try:
-        return strict_json.loads(raw or "{}")
-    except strict_json.Unreadable:
-        return raw
-
-
 def message_view(message: ChatMessage, effects: dict[str, dict] | None = None) -> dict:
     """An answer as the API shows it; `effects` (call_id -> what the call would do, computed for
     the viewer: assistant/effects.py) go with its waiting calls."""
@@ -222,14 +249,18 @@ def message_view(message: ChatMessage, effects: dict[str, dict] | None = None) -
         calls, results = [], []
         for call in stored.calls:
             calls.append(
-                {"id": call.call_id, "name": call.name, "arguments": parsed_arguments(call.arguments)}
+                {
+                    "id": call.call_id,
+                    "name": call.name,
+                    "arguments": strict_json.loads_or_text(call.arguments),
+                }
             )
             if call.status == CallStatus.PENDING_CONFIRMATION:
                 pending.append(
                     {
                         "tool_call_id": call.call_id,
                         "name": call.name,
-                        "arguments": parsed_arguments(call.arguments),
+                        "arguments": strict_json.loads_or_text(call.arguments),
                         "description": call.description or "",
                         "effect": (effects or {}).get(call.call_id),
                     }

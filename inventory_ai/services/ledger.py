@@ -8,7 +8,6 @@ makes a retried booking return the first result instead of booking twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -21,21 +20,18 @@ from inventory_ai.database import write_transaction
 from inventory_ai.errors import Conflict, Forbidden, InsufficientStock, InvalidInput
 from inventory_ai.models import (
     MOVEMENT_TYPES,
-    Material,
     MovementType,
     Role,
     StockLevel,
     StockMovement,
-    Warehouse,
 )
 from inventory_ai.models.inventory import ALL_WAREHOUSES
 from inventory_ai.services import shown
-from inventory_ai.services.bookings import BookingRequest
-from inventory_ai.services.catalog import find_material, find_warehouse
+from inventory_ai.services.booking_effect import effect_view, level_change, moved_value
+from inventory_ai.services.bookings import BookingRequest, resolve
 from inventory_ai.services.stock_totals import lock_totals
 from inventory_ai.services.units import (
     MAX_LEVEL,
-    convert,
     fmt_quantity,
 )
 
@@ -128,28 +124,6 @@ def legacy_client_key(key: str) -> str:
     return f"api:{key}"
 
 
-def validate(
-    session: Session, request: BookingRequest
-) -> tuple[Material, Warehouse, Warehouse | None, Decimal]:
-    """Resolve a booking (its fields checked by bookings.BookingSchema) against the catalogue
-    without writing: its material, its warehouses and its quantity in the material's unit. Used by
-    the ledger and by confirmation prompts."""
-    material = find_material(session, request.material)
-    warehouse = find_warehouse(session, request.warehouse)
-    target = None
-    if request.movement_type == MovementType.TRANSFER:
-        target = find_warehouse(session, request.to_warehouse)
-        if target.id == warehouse.id:
-            raise InvalidInput("a transfer needs two different warehouses")
-    quantity = convert(request.quantity, request.unit, material.unit)
-    if quantity == 0 and request.movement_type != MovementType.ADJUSTMENT:
-        # Less than the ledger keeps (0.4 g of a material counted in kg).
-        raise InvalidInput(
-            f"{fmt_quantity(request.quantity)} {request.unit} is less than 0.001 {material.unit}"
-        )
-    return material, warehouse, target, quantity
-
-
 def book(engine: Engine, request: BookingRequest) -> Booking:
     try:
         return _book(engine, request)
@@ -177,7 +151,7 @@ def _book(engine: Engine, request: BookingRequest) -> Booking:
             replay = _earlier(session, request)
             if replay is not None:
                 return replay
-        material, warehouse, target, quantity = validate(session, request)
+        material, warehouse, target, quantity = resolve(session, request)
         places = [w.id for w in (warehouse, target) if w is not None]
         # First the totals rows the levels' triggers will update, in one order, before anything fires
         # a trigger (a level created below does): no deadlock between bookings in one category.
@@ -185,17 +159,12 @@ def _book(engine: Engine, request: BookingRequest) -> Booking:
         levels = _lock_levels(session, material.id, places)
         source = levels[warehouse.id]
         movement_type = request.movement_type
-        if movement_type == "inbound":
-            delta = quantity
-        elif movement_type == "adjustment":
-            delta = quantity - source.quantity
-            if delta == 0:
-                raise InvalidInput(
-                    f"stock of {material.name_zh} ({material.code}) in {warehouse.name_zh} is already "
-                    f"{fmt_quantity(quantity)} {material.unit}; nothing to adjust"
-                )
-        else:
-            delta = -quantity
+        delta = level_change(movement_type, quantity, source.quantity)
+        if movement_type == MovementType.ADJUSTMENT and delta == 0:
+            raise InvalidInput(
+                f"stock of {material.name_zh} ({material.code}) in {warehouse.name_zh} is already "
+                f"{fmt_quantity(quantity)} {material.unit}; nothing to adjust"
+            )
         # The cap keeps levels where SQLite's arithmetic is exact: only a change that raises a level
         # beyond it is refused. Lowering a level (an outbound, a stocktake down) is always allowed.
         changes = {warehouse.id: delta, **({target.id: quantity} if target is not None else {})}
@@ -219,9 +188,8 @@ def _book(engine: Engine, request: BookingRequest) -> Booking:
         if target is not None:
             changes.append((target, levels[target.id].quantity, levels[target.id].quantity + quantity))
         # At execution, under the lock: what the booking does, from the levels it changes.
-        effect = effect_view(
-            material, changes, _moved_value(material, request.movement_type, quantity, delta)
-        )
+        value = moved_value(material, request.movement_type, quantity, delta)
+        effect = effect_view(material, changes, value)
         out = _write(session, request, material, warehouse, target, source, delta, request.idempotency_key)
         to_level = None
         if target is not None:
@@ -319,7 +287,7 @@ def _replay_in(
     changes = [
         (row.warehouse, row.level_before, row.level_after) for row in (movement, dest) if row is not None
     ]
-    value = _moved_value(movement.material, movement.movement_type, abs(movement.quantity), movement.quantity)
+    value = moved_value(movement.material, movement.movement_type, abs(movement.quantity), movement.quantity)
     return Booking(
         movement_id=movement.id,
         material_code=movement.material.code,
@@ -338,97 +306,6 @@ def _replay_in(
     )
 
 
-def booking_value(session: Session, request: BookingRequest) -> Decimal:
-    """What a booking moves, in CNY: quantity (the counted change for a stocktake) x unit cost."""
-    material, warehouse, _target, quantity = validate(session, request)
-    if request.movement_type == MovementType.ADJUSTMENT:
-        level = session.scalar(
-            select(StockLevel.quantity).where(
-                StockLevel.material_id == material.id, StockLevel.warehouse_id == warehouse.id
-            )
-        )
-        quantity = abs(quantity - (level or Decimal(0)))
-    return (quantity * material.unit_cost).quantize(Decimal("0.01"))
-
-
-def _moved_value(material: Material, movement_type: str, quantity: Decimal, delta: Decimal) -> Decimal:
-    """What a booking moves in CNY, as booking_value counts it: the change for a stocktake."""
-    moved = abs(delta) if movement_type == MovementType.ADJUSTMENT else quantity
-    return (moved * material.unit_cost).quantize(Decimal("0.01"))
-
-
-# Which warehouses' figures a person may see: None for every one (services take it from the caller).
-Visible = Callable[[Warehouse], bool] | None
-
-
-def booking_effect(session: Session, request: BookingRequest, visible: Visible = None) -> dict:
-    """What a booking would do to the stock if it were made now, for the person deciding it: per
-    warehouse it changes the level before and after, the unit, the value in CNY, and flags
-    (`effect_view`). Reads only; a booking that would take a level below zero is shown so
-    (`refused_negative`), the ledger refuses it when it is carried out."""
-    material, warehouse, target, quantity = validate(session, request)
-    ids = [w.id for w in (warehouse, target) if w is not None]
-    levels = dict(
-        session.execute(
-            select(StockLevel.warehouse_id, StockLevel.quantity).where(
-                StockLevel.material_id == material.id, StockLevel.warehouse_id.in_(ids)
-            )
-        ).all()
-    )
-    have = levels.get(warehouse.id, Decimal(0))
-    if request.movement_type == MovementType.INBOUND:
-        delta = quantity
-    elif request.movement_type == MovementType.ADJUSTMENT:
-        delta = quantity - have
-    else:
-        delta = -quantity
-    changes = [(warehouse, have, have + delta)]
-    if target is not None:
-        there = levels.get(target.id, Decimal(0))
-        changes.append((target, there, there + quantity))
-    return effect_view(
-        material, changes, _moved_value(material, request.movement_type, quantity, delta), visible
-    )
-
-
-def effect_view(
-    material: Material,
-    changes: list[tuple[Warehouse, Decimal, Decimal]],
-    value: Decimal,
-    visible: Visible = None,
-) -> dict:
-    """{material, unit, reorder_point, value_cny, warehouses: [{warehouse, name, name_en, before,
-    after, below_reorder_point}], flags}: only the warehouses the viewer may see (no value when
-    none); flags `below_reorder_point_after` (a level it leaves under the material's reorder
-    point) and `refused_negative` (a level it would take below zero)."""
-    seen = [(w, before, after) for w, before, after in changes if visible is None or visible(w)]
-    reorder = material.reorder_point or Decimal(0)
-    rows = [
-        {
-            "warehouse": w.code,
-            "name": w.name_zh,
-            "name_en": w.name_en,
-            "before": fmt_quantity(before),
-            "after": fmt_quantity(after),
-            "below_reorder_point": bool(reorder > 0 and after < reorder),
-        }
-        for w, before, after in seen
-    ]
-    flags = []
-    if any(row["below_reorder_point"] for row in rows):
-        flags.append("below_reorder_point_after")
-    if any(after < 0 for _w, _before, after in seen):
-        flags.append("refused_negative")
-    return {
-        "material": material.code,
-        "unit": material.unit,
-        "reorder_point": fmt_quantity(reorder),
-        "value_cny": f"{value:.2f}" if rows else None,
-        "warehouses": rows,
-        "flags": flags,
-    }
-
-
 def describe_booking(
     session: Session, request: BookingRequest, language: str = "zh", check_stock: bool = True
 ) -> str:
@@ -436,7 +313,7 @@ def describe_booking(
     booking that could not go through (more out than is on hand) is refused now, saying what is on
     hand, rather than after the person approved it. Written again for each reader (check_stock
     False): a manager reading in English sees English whatever the requester wrote."""
-    material, warehouse, target, quantity = validate(session, request)
+    material, warehouse, target, quantity = resolve(session, request)
     words = MOVEMENT_WORDS[request.movement_type]
     amount = f"{shown.number(quantity)} {material.unit}"
     if check_stock and request.movement_type in (MovementType.OUTBOUND, MovementType.TRANSFER):

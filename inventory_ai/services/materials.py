@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
 from inventory_ai.models import CatalogAlias, Category, Material, Supplier
-from inventory_ai.services.search import index_material, synonyms_of
+from inventory_ai.services.search_index import index_material, synonyms_of
 from inventory_ai.services.stock_totals import lock_for_material_change
 from inventory_ai.services.units import MAX_QUANTITY, checked_decimal
 

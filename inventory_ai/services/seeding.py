@@ -24,7 +24,7 @@ from inventory_ai.models import (
     User,
     Warehouse,
 )
-from inventory_ai.services.search import index_material
+from inventory_ai.services.search_index import index_material
 
 SEED_DIR = Path(__file__).resolve().parent.parent.parent / "seed_data"
 DEFAULT_DEMO_PASSWORD = "inventory-demo"

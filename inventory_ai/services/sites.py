@@ -1,4 +1,5 @@
-"""The warehouses a person works in (users.warehouses): the one place they are enforced.
+"""Warehouses: one found by its name (`find_warehouse`), and those a person works in
+(users.warehouses): the one place they are enforced.
 
 Every stock reader (stats, search, material details, reports) takes `sites=` as a required keyword
 argument, so none can forget it: quantities, values, movements and locations outside a person's
@@ -11,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import false, select, true
+from sqlalchemy import false, func, or_, select, true
 from sqlalchemy.orm import Session
 
-from inventory_ai.errors import Forbidden, InvalidInput
+from inventory_ai.errors import Forbidden, InvalidInput, NotFound
 from inventory_ai.models import User, Warehouse
+from inventory_ai.services import audit
+from inventory_ai.services.search_index import normalise
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ class Sites:
         return column.in_(sorted(self.ids)) if self.ids else false()
 
     def visible(self, warehouse: Warehouse) -> bool:
-        """For ledger.effect_view: may this person see that warehouse's figures."""
+        """For booking_effect.effect_view: may this person see that warehouse's figures."""
         return self.allows(warehouse.id)
 
 
@@ -64,6 +67,15 @@ def clean_codes(session: Session, codes: list[str] | None) -> list[str] | None:
             f"no warehouse {', '.join(unknown)}", {"fields": {"warehouses": f"unknown: {', '.join(unknown)}"}}
         )
     return wanted
+
+
+def narrows(session: Session, before: list[str] | None, after: list[str] | None) -> bool:
+    """Whether a change of a person's warehouses takes one away (None is every warehouse: so is a
+    list of every warehouse there is)."""
+    if after is None:
+        return False
+    had = set(session.scalars(select(Warehouse.code))) if before is None else set(before)
+    return not set(after) >= had
 
 
 def of_codes(session: Session, codes: list[str] | None) -> Sites:
@@ -113,6 +125,27 @@ class OutsideSites(Forbidden):
         )
 
 
+def find_warehouse(session: Session, ref: str) -> Warehouse:
+    """A warehouse by code (WH01), Chinese or English name; NotFound lists the warehouses there are."""
+    text = (ref or "").strip()
+    key = normalise(text)
+    warehouse = session.scalar(
+        select(Warehouse).where(
+            or_(
+                Warehouse.code == text.upper(),
+                Warehouse.name_zh == text,
+                func.lower(Warehouse.name_en) == key,
+            )
+        )
+    )
+    if warehouse is None:
+        names = ", ".join(
+            f"{w.name_zh} ({w.code})" for w in session.scalars(select(Warehouse).order_by(Warehouse.code))
+        )
+        raise NotFound(f"no warehouse {text!r}; warehouses are: {names}")
+    return warehouse
+
+
 def check_warehouse(session: Session, sites: Sites, warehouse: Warehouse) -> None:
     """Raise OutsideSites unless the person works in `warehouse`."""
     if not sites.allows(warehouse.id):
@@ -121,8 +154,6 @@ def check_warehouse(session: Session, sites: Sites, warehouse: Warehouse) -> Non
 
 def checked_warehouse(session: Session, sites: Sites, ref: str) -> Warehouse:
     """The warehouse `ref` names (code or name), if the person works in it; else OutsideSites."""
-    from inventory_ai.services.catalog import find_warehouse  # catalog -> search -> sites
-
     warehouse = find_warehouse(session, ref)
     check_warehouse(session, sites, warehouse)
     return warehouse
@@ -143,9 +174,6 @@ def booking_within(session: Session, sites: Sites, arguments: dict) -> bool:
     longer resolves counts as outside for a person limited to some warehouses."""
     if sites.everywhere:
         return True
-    from inventory_ai.errors import NotFound
-    from inventory_ai.services.catalog import find_warehouse
-
     refs = [arguments.get(k) for k in ("warehouse", "to_warehouse") if isinstance(arguments.get(k), str)]
     try:
         return all(sites.allows(find_warehouse(session, ref).id) for ref in refs)
@@ -165,8 +193,6 @@ def first_outside(session: Session, sites: Sites, arguments: dict) -> str | None
 def record_denied(session: Session, user: User, where: str, warehouse: str | None, **fields) -> None:
     """A refusal for a warehouse outside the person's, in the audit trail as `denied` (in the
     session's transaction: the caller commits it before answering the refusal)."""
-    from inventory_ai.services import audit
-
     audit.record(
         session, "warehouse_scope", "denied", user_id=user.id, role=user.role, tool_name=where[:64],
         detail=f"warehouse={warehouse}", **fields,

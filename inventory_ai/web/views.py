@@ -30,13 +30,11 @@ from inventory_ai.database import writing
 from inventory_ai.errors import DomainError, NotFound
 from inventory_ai.extensions import chat_limit, db, login_limit
 from inventory_ai.models import (
-    ChatMessage,
     Conversation,
     MessageStatus,
     Signoff,
     SignoffStatus,
     ToolCallRecord,
-    ToolRound,
     User,
 )
 from inventory_ai.services import approvals, clock, conversations, shown, sites
@@ -334,15 +332,7 @@ def all_rows(tool_call_id: str):
     again with its largest page, through the same checks as any call (assistant/direct_calls.py)."""
     user = authenticated_user()
     found = db.session.execute(
-        select(ToolCallRecord, ChatMessage)
-        .join(ToolRound, ToolCallRecord.round_id == ToolRound.id)
-        .join(ChatMessage, ToolRound.message_id == ChatMessage.id)
-        .join(Conversation, ChatMessage.conversation_id == Conversation.id)
-        .where(
-            ToolCallRecord.call_id == tool_call_id,
-            Conversation.user_id == user.id,
-            Conversation.deleted_at.is_(None),
-        )
+        conversations.calls_in(db.session, user).where(ToolCallRecord.call_id == tool_call_id)
     ).first()
     if found is None or found[0].name not in PAGED_TOOLS:
         abort(404)

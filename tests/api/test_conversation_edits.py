@@ -9,14 +9,9 @@ from sqlalchemy import select
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, Conversation
 from inventory_ai.services.conversations import title_for
-from tests.support.clients import AuthActions
-from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
-
-
-def client_for(app, username: str):
-    client = app.test_client()
-    AuthActions(client).login(username)
-    return client
+from tests.support.clients import client_for
+from tests.support.factories import ConversationFactory, user_named
+from tests.support.scripted import ScriptedProvider, booking, call, calls, use
 
 
 def asked(client, text: str, conversation_id: str | None = None) -> dict:
@@ -40,7 +35,7 @@ def test_a_new_conversation_is_titled_with_what_its_question_is_about(app):
 
 def test_renaming_a_conversation_shows_in_the_list_and_is_refused_to_anyone_else(app):
     staff = client_for(app, "staff")
-    conversation = asked(staff, "哪些原料库存不足？")["conversation_id"]
+    conversation = ConversationFactory(user=user_named("staff")).id
     renamed = staff.patch(f"/api/v1/conversations/{conversation}", json={"title": "  月底 补货  "})
     assert renamed.status_code == 200 and renamed.json["title"] == "月底 补货"
     assert staff.get(f"/api/v1/conversations/{conversation}").json["title"] == "月底 补货"
@@ -86,18 +81,13 @@ def test_a_conversation_waiting_for_its_owners_decision_is_not_deleted_under_it(
 
 
 def test_search_finds_conversations_by_their_title_and_by_words_in_their_messages(app):
-    use(
-        app,
-        ScriptedProvider(
-            answer("杏仁粉还有 12 kg，在二号仓库。"),
-            answer("今天没有出入库。"),
-            answer("The 100% rye flour is M031."),
-        ),
-    )
+    mine = user_named("staff")
+    almonds = ConversationFactory(
+        user=mine, question="杏仁粉怎么样", answer="杏仁粉还有 12 kg，在二号仓库。"
+    ).id
+    today = ConversationFactory(user=mine, question="今天的库存变动", answer="今天没有出入库。").id
+    rye = ConversationFactory(user=mine, question="rye flour?", answer="The 100% rye flour is M031.").id
     staff = client_for(app, "staff")
-    almonds = asked(staff, "杏仁粉怎么样")["conversation_id"]
-    today = asked(staff, "今天的库存变动")["conversation_id"]
-    rye = asked(staff, "rye flour?")["conversation_id"]
     staff.patch(f"/api/v1/conversations/{today}", json={"title": "Daily check"})
 
     def found(q: str) -> list[str]:
@@ -118,7 +108,7 @@ def test_search_finds_conversations_by_their_title_and_by_words_in_their_message
 
 def test_renames_are_audited(app):
     staff = client_for(app, "staff")
-    conversation = asked(staff, "库存统计")["conversation_id"]
+    conversation = ConversationFactory(user=user_named("staff"), question="库存统计").id
     staff.patch(f"/api/v1/conversations/{conversation}", json={"title": "统计"})
     actions = db.session.scalars(
         select(AuditEvent.action).where(AuditEvent.conversation_id == conversation)

@@ -9,21 +9,12 @@ import pytest
 from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
-from inventory_ai.auth import issue_token
 from inventory_ai.extensions import db
-from inventory_ai.models import Material, User
+from inventory_ai.models import Material
 from inventory_ai.services.materials import BATCH_ROWS
 from inventory_ai.services.reports import format_report
 
 HEADER = "code,name_zh,name_en,unit,spec,category,supplier,reorder_point,unit_cost\n"
-
-
-@pytest.fixture
-def admin(session):
-    user = session.scalar(select(User).where(User.username == "admin"))
-    _, plain = issue_token(user, "test", scopes=("read", "chat", "admin"))
-    session.commit()
-    return {"Authorization": f"Bearer {plain}"}
 
 
 def post_csv(client, admin, text: str):

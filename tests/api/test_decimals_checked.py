@@ -8,20 +8,11 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from inventory_ai.auth import issue_token
 from inventory_ai.extensions import db
-from inventory_ai.models import Material, StockMovement, User
+from inventory_ai.models import Material, StockMovement
 
 HOSTILE = ["1e-16384", "1e-16383", "1E+400", "1e400", "NaN", "Infinity", "-1", "0.00001", "1" * 41]
 HEADER = "code,name_zh,name_en,unit,spec,category,supplier,reorder_point,unit_cost\n"
-
-
-@pytest.fixture
-def admin(session):
-    user = session.scalar(select(User).where(User.username == "admin"))
-    _, plain = issue_token(user, "test", scopes=("read", "chat", "admin"))
-    session.commit()
-    return {"Authorization": f"Bearer {plain}"}
 
 
 def material(code: str, **decimals) -> dict:

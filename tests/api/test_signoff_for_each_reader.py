@@ -7,16 +7,10 @@ from sqlalchemy import update
 
 from inventory_ai.extensions import db
 from inventory_ai.models import User
-from tests.support.clients import AuthActions
+from tests.support.clients import client_for
 from tests.support.scripted import ScriptedProvider, booking, call, calls, use
 
 BIG = booking(1000, "inbound")  # 1000 kg of M001 at CNY 6.20: 6,200 > 5,000
-
-
-def client_for(app, username: str):
-    client = app.test_client()
-    AuthActions(client).login(username)
-    return client
 
 
 def waiting(app) -> tuple[dict, object]:

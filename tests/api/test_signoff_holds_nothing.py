@@ -8,28 +8,16 @@ import json
 from datetime import timedelta
 from decimal import Decimal
 
-from sqlalchemy import func, select, update
+from sqlalchemy import update
 
 from inventory_ai.assistant.types import ModelReply, ModelRequest
 from inventory_ai.extensions import db
-from inventory_ai.models import Material, Signoff, StockLevel, utcnow
-from tests.support.clients import AuthActions
+from inventory_ai.models import Signoff, utcnow
+from tests.support.clients import client_for
 from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
+from tests.support.stock import level
 
 BIG = booking(1000, "inbound")  # 1000 kg of M001 at CNY 6.20: 6,200 > 5,000
-
-
-def level(code: str = "M001") -> Decimal:
-    db.session.commit()
-    return db.session.scalar(
-        select(func.sum(StockLevel.quantity)).join(Material).where(Material.code == code)
-    )
-
-
-def client_for(app, username: str):
-    client = app.test_client()
-    AuthActions(client).login(username)
-    return client
 
 
 def model(app) -> ScriptedProvider:

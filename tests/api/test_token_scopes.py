@@ -9,23 +9,17 @@ from decimal import Decimal
 
 import flask_migrate
 from flask_login import login_required
-from sqlalchemy import event, func, select, text
+from sqlalchemy import event, select, text
 
 from inventory_ai import create_app
 from inventory_ai.config import config_for_tests
 from inventory_ai.extensions import db
-from inventory_ai.models import ApiToken, ChatMessage, Material, StockLevel, User
+from inventory_ai.models import ApiToken, ChatMessage, User
 from tests.support.clients import AuthActions
 from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
+from tests.support.stock import level
 
 M001 = "高筋面粉 (M001)"
-
-
-def level(code: str = "M001") -> Decimal:
-    db.session.commit()
-    return db.session.scalar(
-        select(func.sum(StockLevel.quantity)).join(Material).where(Material.code == code)
-    )
 
 
 def signed_in(app, username: str):

@@ -3,9 +3,9 @@ afresh on the user's next request; the seed's scoped demo users."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
-from inventory_ai.models import User
+from inventory_ai.models import ChatMessage, ModelCall, User, Warehouse
 from inventory_ai.services import sites
 from tests.support.clients import AuthActions
 from tests.support.databases import PASSWORD
@@ -126,3 +126,89 @@ def test_seed_keeps_demo_users_unscoped_and_adds_scoped_ones(session, auth, clie
     assert sites.of_user(session, session.scalar(select(User).where(User.username == "coldstore"))).codes == {
         "WH02"
     }
+
+
+def test_conversations_begun_before_a_warehouse_was_taken_away_no_longer_open(app, session):
+    """They may hold that warehouse's figures (answers, and tool results the model would be sent
+    again): after the change they are gone from the owner's list, search, pages and follow-ups;
+    conversations begun after it stay, and widening the scope closes nothing."""
+
+    def client_for(username):
+        client = app.test_client()
+        AuthActions(client).login(username)
+        return client
+
+    def asked(client, text, conversation_id=None):
+        return client.post("/api/v1/chat", json={"message": text, "conversation_id": conversation_id})
+
+    staff, admin = client_for("staff"), client_for("admin")
+    before = asked(staff, "主仓的面粉库存").json
+    listed = [c["id"] for c in staff.get("/api/v1/conversations").json]
+    assert before["conversation_id"] in listed
+    staff_id = session.scalar(select(User.id).where(User.username == "staff"))
+
+    assert admin.patch(f"/api/v1/admin/users/{staff_id}", json={"warehouses": ["WH02"]}).status_code == 200
+    old = before["conversation_id"]
+    assert old not in [c["id"] for c in staff.get("/api/v1/conversations").json]
+    assert old not in [c["id"] for c in staff.get("/api/v1/conversations?q=面粉").json]
+    assert staff.get(f"/api/v1/conversations/{old}").status_code == 404
+    assert staff.get(f"/api/v1/chat/messages/{before['message_id']}").status_code == 404
+    assert asked(staff, "还有多少", old).status_code == 404  # the model is never sent it again
+    assert staff.get(f"/c/{old}").status_code == 404
+
+    after = asked(staff, "冷库有什么").json
+    assert (
+        admin.patch(f"/api/v1/admin/users/{staff_id}", json={"warehouses": ["WH02", "WH03"]}).status_code
+        == 200
+    )
+    assert asked(staff, "还有吗", after["conversation_id"]).status_code == 200
+    assert after["conversation_id"] in [c["id"] for c in staff.get("/api/v1/conversations").json]
+    # The admins' view keeps everything.
+    kept = admin.get(f"/api/v1/admin/conversations/{old}")
+    assert kept.status_code == 200 and len(kept.json["messages"]) == 2
+
+
+def test_a_closed_conversations_waiting_bookings_end_without_the_model_seeing_it_again(app, session):
+    """A booking the owner had not confirmed yet is withdrawn when their conversation closes (they can
+    no longer reach it); one waiting for a sign-off is still decided, and the answer ends with what
+    happened instead of sending the closed conversation to the model."""
+    staff_c, admin_c, manager_c = app.test_client(), app.test_client(), app.test_client()
+    for client, name in ((staff_c, "staff"), (admin_c, "admin"), (manager_c, "manager")):
+        AuthActions(client).login(name)
+    first = staff_c.post("/api/v1/chat", json={"message": "冷库有什么库存"}).json
+    conversation = first["conversation_id"]
+    signed = staff_c.post(
+        "/api/v1/chat", json={"message": "高筋面粉入库1000公斤", "conversation_id": conversation}
+    )
+    signed = signed.json
+    decided = staff_c.post(
+        f"/api/v1/chat/messages/{signed['message_id']}/decision", json={"decision": "approve"}
+    )
+    assert decided.json["status"] == "awaiting_signoff"
+    unconfirmed = staff_c.post("/api/v1/chat", json={"message": "主仓出库高筋面粉2公斤"}).json
+    assert unconfirmed["status"] == "awaiting_confirmation"
+    staff_id = session.scalar(select(User.id).where(User.username == "staff"))
+    model_calls = (
+        select(func.count()).select_from(ModelCall).where(ModelCall.message_id == signed["message_id"])
+    )
+    asked_before = session.scalar(model_calls)
+
+    # Every warehouse named one by one is no narrowing: nothing closes, nothing is withdrawn.
+    every = sorted(session.scalars(select(Warehouse.code)))
+    assert admin_c.patch(f"/api/v1/admin/users/{staff_id}", json={"warehouses": every}).status_code == 200
+    assert staff_c.get(f"/api/v1/conversations/{conversation}").status_code == 200
+    assert [p["message_id"] for p in staff_c.get("/api/v1/chat/pending").json] == [unconfirmed["message_id"]]
+
+    assert admin_c.patch(f"/api/v1/admin/users/{staff_id}", json={"warehouses": ["WH01"]}).status_code == 200
+    session.expire_all()
+    withdrawn = session.get(ChatMessage, unconfirmed["message_id"])
+    assert withdrawn.status == "cancelled"
+    assert [c.status for r in withdrawn.rounds for c in r.calls] == ["declined"]
+    assert staff_c.get("/api/v1/chat/pending").json == []
+
+    call_id = signed["pending"][0]["tool_call_id"]
+    approved = manager_c.post(f"/api/v1/approvals/{call_id}/decision", json={"decision": "approve"})
+    assert approved.status_code == 200, approved.json
+    session.expire_all()
+    answer = session.get(ChatMessage, signed["message_id"])
+    assert answer.status == "completed" and session.scalar(model_calls) == asked_before

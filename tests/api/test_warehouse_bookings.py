@@ -12,14 +12,8 @@ from sqlalchemy import func, select, update
 
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, Material, StockLevel, User, Warehouse
-from tests.support.clients import AuthActions
+from tests.support.clients import client_for
 from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
-
-
-def client_for(app, username: str):
-    client = app.test_client()
-    AuthActions(client).login(username)
-    return client
 
 
 def in_(warehouse: str, quantity: float, **more) -> dict:

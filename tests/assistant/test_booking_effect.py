@@ -14,7 +14,7 @@ from sqlalchemy import select
 from inventory_ai.assistant.extension import manager
 from inventory_ai.extensions import db
 from inventory_ai.models import StockLevel, User
-from inventory_ai.services import bookings, ledger
+from inventory_ai.services import booking_effect, bookings
 from tests.support.factories import MaterialFactory, PendingBookingFactory, StockLevelFactory, warehouse
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
@@ -34,7 +34,7 @@ def asked(material, movement_type: str = "outbound", quantity: float = 10, **mor
 
 
 def effect(session, arguments: dict, visible=None) -> dict:
-    return ledger.booking_effect(session, bookings.load(arguments, None, None), visible)
+    return booking_effect.booking_effect(session, bookings.load(arguments, None, None), visible)
 
 
 def set_level(material, code: str, quantity: str) -> None:

@@ -17,7 +17,7 @@ from sqlalchemy import event
 from inventory_ai.assistant.extension import manager as answers
 from inventory_ai.extensions import db
 from inventory_ai.models import User
-from tests.support.clients import AuthActions
+from tests.support.clients import client_for
 from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
 
 
@@ -56,15 +56,9 @@ def books(arguments: dict) -> ScriptedProvider:
     return ScriptedProvider(*[step] * 4)
 
 
-def logged_in(app, username: str):
-    client = app.test_client()
-    AuthActions(client).login(username)
-    return client
-
-
 def test_a_booking_is_proposed_and_approved_while_its_request_holds_no_other_connection(app):
     use(app, books(booking(20)))
-    staff = logged_in(app, "staff")
+    staff = client_for(app, "staff")
     with most_held_by_a_thread(db.engine) as most:  # the proposal is described in a session of its own
         asked = staff.post("/api/v1/chat", json={"message": "出库 20 公斤"}).json
     assert asked["status"] == "awaiting_confirmation"
@@ -79,13 +73,13 @@ def test_a_booking_is_proposed_and_approved_while_its_request_holds_no_other_con
 
 def test_a_signoff_books_while_its_request_holds_no_other_connection(app):
     use(app, books(booking(1000, "inbound")))  # CNY 6,200: waits for a manager
-    staff = logged_in(app, "staff")
+    staff = client_for(app, "staff")
     asked = staff.post("/api/v1/chat", json={"message": "收货 1000 公斤"}).json
     waiting = staff.post(
         f"/api/v1/chat/messages/{asked['message_id']}/decision", json={"decision": "approve"}
     ).json
     call_id = waiting["rounds"][0]["tool_calls"][0]["id"]
-    manager = logged_in(app, "manager")
+    manager = client_for(app, "manager")
     with most_held_by_a_thread(db.engine) as most:
         signed = manager.post(f"/api/v1/approvals/{call_id}/decision", json={"decision": "approve"})
     assert signed.json["result"]["status"] == "success"
@@ -98,7 +92,7 @@ def test_a_chat_round_runs_its_tools_while_the_answer_holds_no_other_connection(
         calls(call("create_purchase_request", request, "c1"), call("search_materials", {"keyword": "面粉"}, "c2")),
         answer("好了"),
     ))  # fmt: skip
-    manager = logged_in(app, "manager")
+    manager = client_for(app, "manager")
     with most_held_by_a_thread(db.engine) as most:
         asked = manager.post("/api/v1/chat", json={"message": "面粉补货 100 公斤"}).json
     assert [r["status"] for r in asked["rounds"][0]["results"]] == ["success", "success"]

@@ -10,34 +10,16 @@ import anyio
 import mcp_types as types
 import pytest
 import requests
-from sqlalchemy import func, select
 
-from inventory_ai import create_app
 from inventory_ai.auth import issue_token
-from inventory_ai.config import config_for_tests
 from inventory_ai.extensions import db
-from inventory_ai.models import ChatMessage, Material, StockLevel, User
+from inventory_ai.models import ChatMessage, User
+from tests.support.bookings import MCP_BOOKING as BOOKING
 from tests.support.clients import AuthActions
-from tests.support.databases import let_go
-from tests.support.mcp_clients import http_headers, http_session, stdio_session, text
-from tests.support.serving import serve_gunicorn
+from tests.support.mcp_clients import http_headers, http_session, served_with_tokens, stdio_session, text
+from tests.support.stock import level
 
-BOOKING = {
-    "material": "M001",
-    "warehouse": "主仓库",
-    "movement_type": "outbound",
-    "quantity": 5,
-    "unit": "kg",
-    "reason": "MCP 测试",
-}
 DECIDES = ("read", "chat", "decide")
-
-
-def level(code: str = "M001") -> Decimal:
-    db.session.commit()
-    return db.session.scalar(
-        select(func.sum(StockLevel.quantity)).join(Material).where(Material.code == code)
-    )
 
 
 def token_for(username: str, **options) -> str:
@@ -119,24 +101,16 @@ def test_an_agent_started_with_a_decide_token_gets_no_session(app, database_url,
 @pytest.fixture(scope="module")
 def served(databases, tmp_path_factory):
     """(base URL, the app on the server's database, tokens by what they may do, the server)."""
-    url = databases.fresh()
-    app = create_app(config_for_tests(url))
-    with app.app_context():
-        tokens = {
+
+    def tokens() -> dict:
+        return {
             "agent": token_for("staff"),
             "decides": token_for("staff", scopes=DECIDES),
             "reads": token_for("staff", scopes=("read",)),
             "administers": token_for("admin", scopes=("read", "chat", "admin")),
         }
-        db.session.remove()
-    try:
-        for base, server in serve_gunicorn(url, tmp_path_factory.mktemp("mcp_scopes"), workers=1):
-            yield base, app, tokens, server
-        log = server.log_path.read_text()  # stopped: its whole log
-        assert "Traceback" not in log and not any(token in log for token in tokens.values())
-    finally:
-        let_go(app)
-        databases.drop(url)
+
+    yield from served_with_tokens(databases, tmp_path_factory.mktemp("mcp_scopes"), tokens, workers=1)
 
 
 def test_mcp_over_http_refuses_a_token_that_can_decide_or_administer(served):

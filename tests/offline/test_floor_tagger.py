@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 from inventory_ai.assistant.providers.offline.tagger import tag
-from tests.test_offline_generalising import first_call
-from tests.test_offline_provider import ask
+from tests.support.clients import ask, first_call
 
 
 @pytest.mark.parametrize(

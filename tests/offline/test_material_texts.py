@@ -11,21 +11,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from inventory_ai.auth import issue_token
-from inventory_ai.models import Material, User
+from inventory_ai.models import Material
 from inventory_ai.services.search import search_materials
-from tests.test_offline_generalising import first_call
-from tests.test_offline_provider import ask
+from tests.support.clients import ask, first_call
 
 SEED = Path(__file__).resolve().parents[2] / "seed_data"
-
-
-@pytest.fixture
-def admin(session):
-    user = session.scalar(select(User).where(User.username == "admin"))
-    _, plain = issue_token(user, "test", scopes=("read", "chat", "admin"))
-    session.commit()
-    return {"Authorization": f"Bearer {plain}"}
 
 
 def test_every_seeded_material_has_a_description_and_other_names(session):

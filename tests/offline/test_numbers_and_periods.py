@@ -9,8 +9,7 @@ import pytest
 
 from inventory_ai.assistant.providers.offline import slots
 from inventory_ai.services import clock
-from tests.test_offline_generalising import first_call
-from tests.test_offline_provider import ask
+from tests.support.clients import ask, first_call
 
 TODAY = date(2026, 11, 27)
 
@@ -44,6 +43,12 @@ def test_magnitudes_are_read(text, amount, unit):
         ("since October", date(2026, 10, 1), TODAY),
         ("抹茶过去三个月的出库量", date(2026, 8, 27), TODAY),
         ("上上周的调拨", date(2026, 11, 9), date(2026, 11, 15)),
+        ("10/5-10/12 黄油的入库", date(2026, 10, 5), date(2026, 10, 12)),  # a range with a slash
+        ("11.3到11.9的出库", date(2026, 11, 3), date(2026, 11, 9)),  # or a dot
+        ("今年三季度奶油的出库", date(2026, 7, 1), date(2026, 9, 30)),  # a quarter
+        ("Q1 butter movements", date(2026, 1, 1), date(2026, 3, 31)),
+        ("上季度的入库", date(2026, 7, 1), date(2026, 9, 30)),
+        ("movements this quarter", date(2026, 10, 1), TODAY),
     ],
 )
 def test_months_and_open_periods(text, since, until):
@@ -51,7 +56,10 @@ def test_months_and_open_periods(text, since, until):
     assert (period.since, period.until) == (since, until)
 
 
-@pytest.mark.parametrize("text", ["月饼盒还有多少", "出库5公斤月饼盒", "may I see the butter"])
+@pytest.mark.parametrize(
+    "text",
+    ["月饼盒还有多少", "出库5公斤月饼盒", "may I see the butter", "出库3.5-4公斤黄油", "季度报表的格式"],
+)
 def test_a_month_word_that_is_no_month(text):
     assert slots.parse(text, TODAY).period is None
 
@@ -63,6 +71,11 @@ def test_a_month_word_that_is_no_month(text):
         ("order 20 cases for 5 December", date(2026, 12, 5)),
         ("采购黄油20箱，明年七月底前到", date(2027, 7, 31)),
         ("采购黄油20箱 月底前", date(2026, 11, 30)),
+        ("order 10 cases of butter by 12/20", date(2026, 12, 20)),  # month/day with a slash
+        ("申请淡奶油10箱，下个月20号之前要", date(2026, 12, 20)),  # a day of next month
+        ("采购黄油5箱，30号前到", date(2026, 11, 30)),
+        ("黄油后天就要，采购5箱", date(2026, 11, 29)),  # tomorrow and the day after, needed
+        ("need 5 cases of butter by tomorrow", date(2026, 11, 28)),
     ],
 )
 def test_due_dates(text, due):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from tests.test_offline_provider import ask
+from tests.support.clients import ask
 
 
 def test_stock_value_in_a_reply_has_thousands_separators(app):

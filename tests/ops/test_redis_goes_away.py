@@ -13,7 +13,8 @@ import pytest
 import redis
 from structlog.testing import capture_logs
 
-from inventory_ai.assistant.providers.dashscope import FAIL_MAX, ModelCallFailed, shared_breaker
+from inventory_ai.assistant.providers.breaker import FAIL_MAX, shared_breaker
+from inventory_ai.assistant.providers.dashscope import ModelCallFailed
 from inventory_ai.config import config_for_tests
 from inventory_ai.redis_fallback import HEALTH
 from tests.support.clients import AuthActions

@@ -16,7 +16,7 @@ from inventory_ai import tracing
 from inventory_ai.extensions import db
 from inventory_ai.logging import configure_logging
 from inventory_ai.models import AuditEvent, StockMovement
-from tests.support.clients import AuthActions
+from tests.support.clients import client_for
 from tests.support.dashscope_stub import Error, Reply
 from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
 from tests.support.traces import recording
@@ -30,12 +30,6 @@ def traced(app_with):
         yield app, recorded
 
 
-def logged_in(app, username: str = "staff"):
-    client = app.test_client()
-    AuthActions(client).login(username)
-    return client
-
-
 def trace_of(response) -> str:
     """The trace a response was, from its `traceresponse` header (00-<trace>-<span>-<flags>)."""
     return response.headers["traceresponse"].split("-")[1]
@@ -44,7 +38,7 @@ def trace_of(response) -> str:
 def test_a_message_with_one_tool_round_is_one_trace_from_its_request(traced):
     app, recorded = traced
     use(app, ScriptedProvider(calls(call("search_materials", {"keyword": "面粉"})), answer("找到 13 种面粉")))
-    client = logged_in(app)
+    client = client_for(app)
     recorded.clear()
 
     response = client.post("/api/v1/chat", json={"message": "帮我查找面粉原料"})
@@ -97,7 +91,7 @@ def test_a_message_with_one_tool_round_is_one_trace_from_its_request(traced):
 def test_an_approval_books_in_its_own_trace_linked_to_the_answer_and_the_ledger_keeps_it(traced):
     app, recorded = traced
     use(app, ScriptedProvider(calls(call("record_stock_movement", booking(5))), answer("已出库 5 kg")))
-    client = logged_in(app)
+    client = client_for(app)
 
     asked = client.post("/api/v1/chat", json={"message": "高筋面粉出库5公斤"})
     assert asked.json["status"] == "awaiting_confirmation"
@@ -142,7 +136,7 @@ def test_an_approval_books_in_its_own_trace_linked_to_the_answer_and_the_ledger_
         assert event.trace_id == decision_trace and event.span_id == decision.span_id
         assert movement.trace_id in {s.trace_id for s in recorded.spans()}
 
-    admin = logged_in(app, "admin")
+    admin = client_for(app, "admin")
     movements = admin.get(f"/api/v1/admin/stock/movements?trace_id={decision_trace}").json
     assert [m["id"] for m in movements["items"]] == [movement.id]
     assert movements["items"][0]["trace_id"] == decision_trace
@@ -158,7 +152,7 @@ def test_a_rejection_and_an_edit_are_spans_of_their_own(traced):
         calls(call("record_stock_movement", booking(5))), answer("好的，不出库"),
         calls(call("record_stock_movement", booking(6))), answer("已按 4 kg 出库"),
     ))  # fmt: skip
-    client = logged_in(app)
+    client = client_for(app)
     first = client.post("/api/v1/chat", json={"message": "出库5公斤"}).json
     rejected = client.post(
         f"/api/v1/chat/messages/{first['message_id']}/decision",
@@ -184,7 +178,7 @@ def test_a_rejection_and_an_edit_are_spans_of_their_own(traced):
 def test_a_fallback_answer_shows_the_failed_model_and_the_provider_that_answered(recording_app, stub):
     app, recorded = recording_app(llm_fallback=("offline",))
     stub.default = Error(500, "InternalError", "the model is down")
-    client = logged_in(app)
+    client = client_for(app)
     recorded.clear()
 
     response = client.post("/api/v1/chat", json={"message": "你好"})
@@ -209,7 +203,7 @@ def test_a_fallback_answer_shows_the_failed_model_and_the_provider_that_answered
 def test_a_qwen_answer_has_its_tokens_and_finish_reason(recording_app, stub):
     app, recorded = recording_app()
     stub.default = Reply(content="你好！", usage=(31, 4), finish_reason="stop")
-    client = logged_in(app)
+    client = client_for(app)
     response = client.post("/api/v1/chat", json={"message": "你好"})
     [model_call] = recorded.spans().of_trace(trace_of(response)).named("chat qwen-plus")
     assert model_call.attributes["gen_ai.usage.input_tokens"] == 31
@@ -264,7 +258,7 @@ def ask_with_a_booking(app):
         calls(call("search_materials", {"keyword": "面粉"}), call("record_stock_movement", booking(3))),
         answer(REPLY),
     ))  # fmt: skip
-    client = logged_in(app)
+    client = client_for(app)
     asked = client.post("/api/v1/chat", json={"message": QUESTION}).json
     client.post(f"/api/v1/chat/messages/{asked['message_id']}/decision", json={"decision": "approve"})
 
@@ -314,7 +308,7 @@ def test_with_the_switch_content_is_recorded_sanitised_as_logs_are(app_with, mon
 
 def test_log_lines_inside_a_request_carry_its_trace(traced):
     app, _recorded = traced
-    client = logged_in(app)
+    client = client_for(app)
     lines = io.StringIO()
     configure_logging(production=True, file=lines)  # JSON lines, as production writes them
     response = client.get("/api/v1/auth/me")
@@ -342,7 +336,7 @@ def test_a_streamed_answer_is_the_same_trace_and_a_reader_who_leaves_leaves_no_c
     app, recorded = traced
     use(app, ScriptedProvider(calls(call("search_materials", {"keyword": "面粉"})), answer("找到了"),
                               calls(call("search_materials", {"keyword": "糖"})), answer("也找到了")))  # fmt: skip
-    client = logged_in(app)
+    client = client_for(app)
     streamed = client.post(
         "/api/v1/chat", json={"message": "帮我查找面粉原料"}, headers={"Accept": "text/event-stream"}
     )

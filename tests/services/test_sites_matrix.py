@@ -16,6 +16,7 @@ from sqlalchemy import select
 from inventory_ai.assistant.extension import manager
 from inventory_ai.models import AuditEvent, Material, StockLevel, StockMovement, User, Warehouse
 from inventory_ai.services.units import fmt_quantity
+from tests.support.factories import UserFactory
 
 WAREHOUSES = ("WH01", "WH02", "WH03")
 # Quantities no real figure has: one stock level and one movement of M001 in each warehouse.
@@ -81,9 +82,7 @@ def marked(session):
             reason="matrix",
         ))  # fmt: skip
     for name, codes in SCOPES.items():
-        user = User(username=f"m_{name}", role="admin", warehouses=codes)
-        user.set_password("long-enough-1")
-        session.add(user)
+        UserFactory(username=f"m_{name}", role="admin", warehouses=codes, password="long-enough-1")
     session.commit()
     names = {w.code: (w.code, w.name_zh, w.name_en) for w in session.scalars(select(Warehouse))}
     return names

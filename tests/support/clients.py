@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from flask import g, has_app_context
 from flask.testing import FlaskClient
+from sqlalchemy import select
 
+from inventory_ai.auth import issue_token
+from inventory_ai.models import User
 from tests.support.databases import PASSWORD
 
 
@@ -33,3 +36,31 @@ class AuthActions:
 
     def logout(self):
         return self.client.post("/api/v1/auth/logout")
+
+
+def client_for(app, username: str = "staff"):
+    """A client of the app logged in as `username` (through the API, as the page's script does)."""
+    client = app.test_client()
+    AuthActions(client).login(username)
+    return client
+
+
+def bearer(session, username: str) -> dict:
+    """The headers of a script acting as `username` with an API token of its own. An admin's script
+    asks for the `admin` scope (the admin API's writes need it)."""
+    user = session.scalar(select(User).where(User.username == username))
+    _, plain = issue_token(
+        user, "test", scopes=("read", "chat", "admin") if user.is_admin else ("read", "chat")
+    )
+    session.commit()
+    return {"Authorization": f"Bearer {plain}"}
+
+
+def ask(app, username: str, text: str) -> dict:
+    """The answer `username` gets to one chat message (the JSON of POST /api/v1/chat)."""
+    return client_for(app, username).post("/api/v1/chat", json={"message": text}).json
+
+
+def first_call(answer: dict) -> dict | None:
+    """The first tool call of an answer's first round, if it made one."""
+    return answer["rounds"][0]["tool_calls"][0] if answer["rounds"] else None

@@ -3,11 +3,14 @@ judged by meaning, not spelling?
 
 Each case (tests/evaluation/*.jsonl) is a request as someone typed it, their role, and what a careful
 person would do: the first tool and its key arguments, or no tool with an outcome (clarify,
-role_refused, off_topic, refused), and optionally a second tool (`then`). An answer is produced by the
-real loop (manager.run with the offline provider, the role's real toolbox, the seeded database).
-Arguments are compared by what they mean: a material by the code it resolves to; a search keyword by
-whether the search finds the expected materials; quantities in the material's unit; periods as the
-dates they cover; warehouses and categories by code.
+role_refused, off_topic, refused), and optionally a tool that formats the rows (`then`) or a second
+call that must come later with its own arguments (`also`: {"tool", "args"}). `context` lists what the
+same user typed before in the same conversation: each runs through the loop first, in one
+conversation, and `text` is judged. An answer is produced by the real loop (manager.run with the
+offline provider, the role's real toolbox, the seeded database). Arguments are compared by what they
+mean: a material by the code it resolves to; a search keyword by whether the search finds the
+expected materials; quantities in the material's unit; periods (a label, or `since`/`until` as ISO
+dates) as the dates they cover; a due date as a date; warehouses and categories by code.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from inventory_ai.assistant.extension import manager
 from inventory_ai.errors import DomainError
 from inventory_ai.models import ChatMessage, User
 from inventory_ai.services import clock
-from inventory_ai.services.catalog import find_category, find_material, find_warehouse
+from inventory_ai.services.catalog import find_category, find_material
 from inventory_ai.services.search import SearchFilters, search_materials
+from inventory_ai.services.sites import find_warehouse
 from inventory_ai.services.units import convert
 
 EVALUATION = Path(__file__).resolve().parent.parent / "evaluation"
@@ -69,11 +73,18 @@ def period_dates(label: str, today: date) -> tuple[date, date]:
     raise ValueError(label)
 
 
-def call_dates(arguments: dict, today: date) -> tuple[date, date] | None:
+def _day(value) -> date | None:
+    """A date given as an ISO date or date-time ("2026-09-01", "2026-09-01T00:00:00"); None if not one."""
+    try:
+        return date.fromisoformat(str(value)[:10]) if value else None
+    except ValueError:
+        return None
+
+
+def call_dates(arguments: dict, today: date) -> tuple[date | None, date] | None:
+    """The dates a call covers, [first, last]: an open "since" runs to today."""
     if "since" in arguments or "until" in arguments:
-        since = date.fromisoformat(arguments["since"]) if arguments.get("since") else None
-        until = date.fromisoformat(arguments["until"]) if arguments.get("until") else today
-        return since, until
+        return _day(arguments.get("since")), _day(arguments.get("until")) or today
     if "days" in arguments:
         return today - timedelta(days=int(arguments["days"]) - 1), today
     return None
@@ -89,8 +100,9 @@ def _resolves(session, finder, ref, code) -> bool:
 class _Checking:
     """One expected call's arguments, checked key by key (`check_arguments`)."""
 
-    def __init__(self, session, arguments: dict, today: date):
+    def __init__(self, session, arguments: dict, today: date, expected: dict | None = None):
         self.session, self.arguments, self.today = session, arguments, today
+        self.expected = expected or {}
         self.material = None  # the material the call names, once found
 
     def material_(self, key: str, value, got) -> str:
@@ -148,6 +160,23 @@ class _Checking:
         have = call_dates(self.arguments, self.today)
         return "" if have == want else f"period {have} is not {value} {want}"
 
+    def dates(self, key: str, value, got) -> str:
+        """`since` and `until` as the dates the call covers: an open "since" is the same whether its
+        end is left out or today; `until` alone is checked only when no `since` is expected."""
+        if key == "until" and "since" in self.expected:
+            return ""
+        want_since = _day(self.expected.get("since"))
+        want = (want_since, _day(self.expected.get("until")) or self.today)
+        have = call_dates(self.arguments, self.today)
+        if have is None:
+            return f"no dates, expected {want}"
+        if key == "until":
+            return "" if have[1] == want[1] else f"until {have[1]} is not {want[1]}"
+        return "" if have == want else f"dates {have} are not {want}"
+
+    def due(self, key: str, value, got) -> str:
+        return "" if _day(got) == _day(value) else f"{key} {got!r} is not {value}"
+
     def keywords_include(self, key: str, value, got) -> str:
         keywords = [k.lower() for k in self.arguments.get("keywords", [])]
         return (
@@ -169,13 +198,14 @@ class _Checking:
             "material": self.material_, "keyword_finds": self.keyword_finds, "warehouse": self.warehouse,
             "to_warehouse": self.warehouse, "category": self.category, "quantity": self.quantity,
             "period": self.period, "keywords_include": self.keywords_include, "tool_name": self.tool_name,
+            "since": self.dates, "until": self.dates, "needed_by": self.due,
         }  # fmt: skip
         return special.get(key, self.plain)(key, value, self.arguments.get(key))
 
 
 def check_arguments(session, expected: dict, arguments: dict, today: date) -> str:
     """'' when the arguments mean what was expected, else why not."""
-    checking = _Checking(session, arguments, today)
+    checking = _Checking(session, arguments, today, expected)
     for key, value in expected.items():
         why = checking.check(key, value)
         if why:
@@ -210,9 +240,10 @@ def evaluate(session, cases: list[dict], today: date | None = None) -> list[Resu
     results = []
     for case in cases:
         user = users[case["role"]]
-        turn = manager().prepare_message(session, user, case["text"], None)
-        for _event in manager().run(session, turn):
-            pass
+        conversation = None
+        for earlier in case.get("context", []):  # what the same user said before, in one conversation
+            conversation = _answered(session, user, earlier, conversation).conversation_id
+        turn = _answered(session, user, case["text"], conversation)
         message = session.get(ChatMessage, turn.message_id)
         calls = [
             {
@@ -240,9 +271,31 @@ def evaluate(session, cases: list[dict], today: date | None = None) -> list[Resu
             if not why and case.get("then") and case["then"] not in [c["name"] for c in calls[1:]]:
                 rows = _has_rows(message.rounds[0].calls[0].content)
                 why = f"never called {case['then']}" if rows else ""  # nothing to put in a report
+        if not why and case["tool"] is not None and case.get("also"):
+            why = check_also(session, case["also"], calls[1:], today)
         results.append(Result(case, got, not why, why, calls, reply))
         session.rollback()
     return results
+
+
+def _answered(session, user, text: str, conversation: str | None):
+    """One message through the real loop, in `conversation` (None: a new one)."""
+    turn = manager().prepare_message(session, user, text, conversation)
+    for _event in manager().run(session, turn):
+        pass
+    return turn
+
+
+def check_also(session, also: dict, later: list[dict], today: date) -> str:
+    """'' when one of the later calls is `also`'s tool with arguments that mean `also`'s."""
+    whys = [
+        check_arguments(session, also.get("args", {}), call["arguments"], today)
+        for call in later
+        if call["name"] == also["tool"]
+    ]
+    if "" in whys:
+        return ""
+    return f"also {also['tool']}: " + (whys[0] if whys else "never called")
 
 
 def _has_rows(content: str | None) -> bool:

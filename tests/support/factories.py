@@ -42,9 +42,14 @@ def warehouse(code: str) -> Warehouse:
     return db.session.query(Warehouse).filter_by(code=code).one()
 
 
+def user_named(username: str) -> User:
+    """A user the seed or a factory made, by name."""
+    return db.session.query(User).filter_by(username=username).one()
+
+
 class UserFactory(Base):
     """A user who logs in with the suite's password: `UserFactory(role="warehouse_manager")`;
-    `UserFactory(warehouses=["WH02"])` scopes them where users carry the warehouses they work in."""
+    `UserFactory(warehouses=["WH02"])` works in WH02 only (None, the default: every warehouse)."""
 
     class Meta:
         model = User
@@ -58,9 +63,7 @@ class UserFactory(Base):
     def _create(cls, model_class, *args, password=PASSWORD, warehouses=None, **kwargs):
         user = model_class(*args, **kwargs)
         user.set_password(password)
-        if warehouses is not None:  # the users' warehouse scope, once the model carries it
-            if not hasattr(user, "warehouses"):
-                raise TypeError("this version of User has no warehouses")
+        if warehouses is not None:
             user.warehouses = list(warehouses)
         db.session.add(user)
         db.session.commit()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -16,9 +16,35 @@ from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support.serving import REPO
+from inventory_ai import create_app
+from inventory_ai.config import config_for_tests
+from inventory_ai.extensions import db
+from tests.support.databases import let_go
+from tests.support.serving import REPO, serve_gunicorn
 
 FLASK = Path(sys.executable).parent / "flask"
+
+
+def served_with_tokens(
+    databases, tmp_path: Path, make_tokens: Callable[[], dict], workers: int = 2
+) -> Iterator[tuple]:
+    """For a module's fixture: gunicorn on a fresh seeded database, with the API tokens
+    `make_tokens()` issues there (in an app context). Yields (base URL, the app on the server's
+    database, the tokens, the server); once stopped, its whole log holds no traceback and no token."""
+    url = databases.fresh()
+    app = create_app(config_for_tests(url))
+    with app.app_context():
+        tokens = make_tokens()
+        db.session.commit()
+        db.session.remove()
+    try:
+        for base, server in serve_gunicorn(url, tmp_path, workers=workers):
+            yield base, app, tokens, server
+        log = server.log_path.read_text()  # stopped: its whole log
+        assert "Traceback" not in log and not any(token in log for token in tokens.values())
+    finally:
+        let_go(app)
+        databases.drop(url)
 
 
 def stdio_env(database_url: str, token: str | None) -> dict:

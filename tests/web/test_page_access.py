@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from tests.support.axe import axe_violations, serious
 from tests.support.browser import BROWSER_TESTS, ask, finished_answer, log_in, open_page
+from tests.support.factories import UserFactory
 
 pytestmark = BROWSER_TESTS
 
@@ -84,15 +85,8 @@ def test_sidebar_times_and_notes_have_enough_contrast(page, live):
 @pytest.fixture(scope="module")
 def waiting_signoff(browser, live):
     """A booking waiting for a manager, so the sign-off page has a form on it."""
-    from inventory_ai.extensions import db
-    from inventory_ai.models import User
-    from tests.support.databases import PASSWORD
-
     with live.app.app_context():
-        requester = User(username="axe_requester", role="warehouse_staff")
-        requester.set_password(PASSWORD)
-        db.session.add(requester)
-        db.session.commit()
+        UserFactory(username="axe_requester", role="warehouse_staff")
     page = open_page(browser)
     log_in(page, live.url, "axe_requester")
     ask(page, "高筋面粉入库1000公斤")

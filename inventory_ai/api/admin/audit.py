@@ -7,7 +7,7 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
-from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
+from inventory_ai.api.admin.common import Order, PageArgs, admins_only, page_of, paginate
 from inventory_ai.api.fields import TRACE_ID, UtcDateTime, to_naive_utc
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, User
@@ -47,12 +47,15 @@ class AuditQuery(PageArgs):
     until = fields.DateTime()
 
 
+LATEST_FIRST = Order((AuditEvent.created_at, AuditEvent.id), True, lambda e: (e.created_at, e.id))
+
+
 @blp.route("/audit-events")
 class AuditEvents(MethodView):
     @blp.arguments(AuditQuery, location="query")
     @blp.response(200, page_of(AuditSchema))
     def get(self, args):
-        stmt = select(AuditEvent).order_by(AuditEvent.created_at.desc(), AuditEvent.id.desc())
+        stmt = select(AuditEvent)
         if "user" in args:
             stmt = stmt.join(User, User.id == AuditEvent.user_id).where(User.username == args["user"])
         for arg, column in (
@@ -68,4 +71,4 @@ class AuditEvents(MethodView):
             stmt = stmt.where(AuditEvent.created_at >= to_naive_utc(args["since"]))
         if "until" in args:
             stmt = stmt.where(AuditEvent.created_at < to_naive_utc(args["until"]))
-        return paginate(db.session, stmt, args)
+        return paginate(db.session, stmt, args, LATEST_FIRST)

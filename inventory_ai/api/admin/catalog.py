@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from flask import request
+from flask import g, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 from sqlalchemy.orm import contains_eager, selectinload
 
-from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
+from inventory_ai.api.admin.common import Order, PageArgs, admins_only, page_of, paginate
 from inventory_ai.api.fields import TRACE_ID, UtcDateTime, decimal_string, to_naive_utc
 from inventory_ai.auth import authenticated_user
 from inventory_ai.errors import InvalidInput
@@ -20,8 +20,10 @@ from inventory_ai.extensions import db
 from inventory_ai.models import MOVEMENT_TYPES, Material, PurchaseRequest, StockLevel, StockMovement
 from inventory_ai.services import bookings, ledger, materials, purchasing, stats
 from inventory_ai.services.bookings import BookingSchema, DecimalIn
-from inventory_ai.services.catalog import find_category, find_material, find_warehouse
+from inventory_ai.services.catalog import find_category, find_material
 from inventory_ai.services.materials import MATERIAL_CODE_AS_TYPED, UNITS
+from inventory_ai.services.search_index import synonyms_of
+from inventory_ai.services.sites import find_warehouse
 
 # A client's key, stored in the caller's own namespace (ledger.client_key: api:<user>/<key>): no
 # character the ledger uses to build keys (the "/" after the user, the "#in" of a transfer's row).
@@ -33,6 +35,14 @@ blp = Blueprint(
 admins_only(blp)
 
 
+def _synonyms(material: Material) -> list[str]:
+    """A listed page's synonyms were read at once (Materials.get); one material's, alone."""
+    listed = g.get("listed_synonyms")
+    if listed is not None and material.code in listed:
+        return listed[material.code]
+    return materials.synonyms(db.session, material)
+
+
 class MaterialSchema(Schema):
     code = fields.String(dump_only=True)
     name_zh = fields.String()
@@ -40,7 +50,7 @@ class MaterialSchema(Schema):
     unit = fields.String()
     spec = fields.String(allow_none=True)
     description = fields.String(allow_none=True)
-    synonyms = fields.Function(lambda m: materials.synonyms(db.session, m))
+    synonyms = fields.Function(lambda m: _synonyms(m))
     category = fields.Function(lambda m: m.category.code if m.category else None)
     supplier = fields.Function(lambda m: m.supplier.code if m.supplier else None)
     reorder_point = decimal_string(3)
@@ -90,17 +100,25 @@ class ImportResultSchema(Schema):
     codes = fields.List(fields.String())
 
 
+BY_CODE = Order((Material.code,), False, lambda m: (m.code,))
+
+
 @blp.route("/materials")
 class Materials(MethodView):
     @blp.arguments(MaterialQuery, location="query")
     @blp.response(200, page_of(MaterialSchema))
     def get(self, args):
-        stmt = select(Material).order_by(Material.code)
+        stmt = select(Material).options(selectinload(Material.category), selectinload(Material.supplier))
         if "category" in args:
             stmt = stmt.where(Material.category_id == find_category(db.session, args["category"]).id)
         if "active" in args:
             stmt = stmt.where(Material.active.is_(args["active"]))
-        return paginate(db.session, stmt, args)
+        page = paginate(db.session, stmt, args, BY_CODE)
+        # One query for the page's synonyms, not one per material.
+        codes = [m.code for m in page["items"]]
+        found = synonyms_of(db.session, codes)
+        g.listed_synonyms = {code: found.get(code, []) for code in codes}
+        return page
 
     @blp.arguments(MaterialCreateSchema)
     @blp.response(201, MaterialSchema)
@@ -205,6 +223,15 @@ class BookingResultSchema(Schema):
     replayed = fields.Boolean()
 
 
+LEVEL_ORDER = Order(
+    (Material.code, StockLevel.warehouse_id), False, lambda level: (level.material.code, level.warehouse_id)
+)
+LATEST_MOVEMENTS = Order((StockMovement.created_at, StockMovement.id), True, lambda m: (m.created_at, m.id))
+LATEST_REQUESTS = Order(
+    (PurchaseRequest.created_at, PurchaseRequest.id), True, lambda r: (r.created_at, r.id)
+)
+
+
 @blp.route("/stock/levels")
 class Levels(MethodView):
     @blp.arguments(LevelQuery, location="query")
@@ -219,11 +246,10 @@ class Levels(MethodView):
             select(StockLevel)
             .join(Material)
             .where(*where)
-            .order_by(Material.code, StockLevel.warehouse_id)
             .options(contains_eager(StockLevel.material), selectinload(StockLevel.warehouse))
         )
         # Every level has its material (a foreign key): counted without the join.
-        return paginate(db.session, stmt, args, select(StockLevel.id).where(*where))
+        return paginate(db.session, stmt, args, LEVEL_ORDER, select(StockLevel.id).where(*where))
 
 
 @blp.route("/stock/movements")
@@ -231,11 +257,7 @@ class Movements(MethodView):
     @blp.arguments(MovementQuery, location="query")
     @blp.response(200, page_of(MovementSchema))
     def get(self, args):
-        stmt = (
-            select(StockMovement)
-            .order_by(StockMovement.created_at.desc(), StockMovement.id.desc())
-            .options(*stats.MOVEMENT_NAMES)
-        )
+        stmt = select(StockMovement).options(*stats.MOVEMENT_NAMES)
         if "material" in args:
             stmt = stmt.where(StockMovement.material_id == find_material(db.session, args["material"]).id)
         if "warehouse" in args:
@@ -248,7 +270,7 @@ class Movements(MethodView):
             stmt = stmt.where(StockMovement.created_at >= to_naive_utc(args["since"]))
         if "until" in args:
             stmt = stmt.where(StockMovement.created_at < to_naive_utc(args["until"]))
-        return paginate(db.session, stmt, args)
+        return paginate(db.session, stmt, args, LATEST_MOVEMENTS)
 
     @blp.arguments(BookingSchema)
     @blp.response(201, BookingResultSchema)
@@ -300,10 +322,10 @@ class PurchaseRequests(MethodView):
     @blp.arguments(PurchaseQuery, location="query")
     @blp.response(200, page_of(PurchaseRequestSchema))
     def get(self, args):
-        stmt = select(PurchaseRequest).order_by(PurchaseRequest.created_at.desc(), PurchaseRequest.id.desc())
+        stmt = select(PurchaseRequest)
         if "status" in args:
             stmt = stmt.where(PurchaseRequest.status == args["status"])
-        return paginate(db.session, stmt, args)
+        return paginate(db.session, stmt, args, LATEST_REQUESTS)
 
 
 @blp.route("/purchase-requests/<int:request_id>/approve")

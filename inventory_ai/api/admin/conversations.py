@@ -7,7 +7,7 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
-from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
+from inventory_ai.api.admin.common import Order, PageArgs, admins_only, page_of, paginate
 from inventory_ai.api.fields import UtcDateTime
 from inventory_ai.errors import NotFound
 from inventory_ai.extensions import db
@@ -34,15 +34,19 @@ class ConversationQuery(PageArgs):
     user = fields.String(validate=validate.Length(max=64), metadata={"description": "username"})
 
 
+# Most recently used first; the id breaks ties, so a cursor knows where it stopped.
+RECENT_FIRST = Order((Conversation.updated_at, Conversation.id), True, lambda c: (c.updated_at, c.id))
+
+
 @blp.route("/conversations")
 class Conversations(MethodView):
     @blp.arguments(ConversationQuery, location="query")
     @blp.response(200, page_of(AdminConversationSummarySchema))
     def get(self, args):
-        stmt = select(Conversation).order_by(Conversation.updated_at.desc())
+        stmt = select(Conversation)
         if "user" in args:
             stmt = stmt.join(User, User.id == Conversation.user_id).where(User.username == args["user"])
-        return paginate(db.session, stmt, args)
+        return paginate(db.session, stmt, args, RECENT_FIRST)
 
 
 @blp.route("/conversations/<conversation_id>")

@@ -7,7 +7,7 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
-from inventory_ai.api.admin.common import PageArgs, admins_only, page_of, paginate
+from inventory_ai.api.admin.common import Order, PageArgs, admins_only, page_of, paginate
 from inventory_ai.assistant.extension import manager
 from inventory_ai.auth import authenticated_user
 from inventory_ai.database import begin_write
@@ -56,7 +56,7 @@ class Intents(MethodView):
     @blp.arguments(PageArgs, location="query")
     @blp.response(200, page_of(IntentSchema))
     def get(self, args):
-        return paginate(db.session, select(Intent).order_by(Intent.id), args)
+        return paginate(db.session, select(Intent), args, Order((Intent.id,), False, lambda i: (i.id,)))
 
     @blp.arguments(IntentSchema)
     @blp.response(201, IntentSchema)

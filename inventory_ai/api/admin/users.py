@@ -7,13 +7,14 @@ from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from sqlalchemy import select
 
-from inventory_ai.api.admin.common import PageArgs, admin_action, admins_only, page_of, paginate
+from inventory_ai.api.admin.common import Order, PageArgs, admin_action, admins_only, page_of, paginate
 from inventory_ai.api.fields import UtcDateTime
+from inventory_ai.assistant.extension import decisions
 from inventory_ai.auth import authenticated_user, end_logins, forget_tokens, hashed_password
 from inventory_ai.database import begin_write
 from inventory_ai.errors import Conflict, InvalidInput, NotFound
 from inventory_ai.extensions import db
-from inventory_ai.models import ROLES, User
+from inventory_ai.models import ROLES, User, utcnow
 from inventory_ai.services import sites
 
 blp = Blueprint("admin_users", __name__, url_prefix="/api/v1/admin", description="Admin: users")
@@ -74,12 +75,12 @@ class Users(MethodView):
     @blp.arguments(UserQuery, location="query")
     @blp.response(200, page_of(UserSchema))
     def get(self, args):
-        stmt = select(User).order_by(User.id)
+        stmt = select(User)
         if "role" in args:
             stmt = stmt.where(User.role == args["role"])
         if "active" in args:
             stmt = stmt.where(User.active.is_(args["active"]))
-        return paginate(db.session, stmt, args)
+        return paginate(db.session, stmt, args, Order((User.id,), False, lambda u: (u.id,)))
 
     @blp.arguments(UserCreateSchema)
     @blp.response(201, UserSchema)
@@ -115,8 +116,12 @@ class UserResource(MethodView):
             body.get("active") is False or body.get("role", user.role) != user.role
         ):
             raise InvalidInput("admins cannot deactivate or demote themselves; ask another admin")
+        narrowed = False
         if "warehouses" in body:  # read afresh on the user's next request (services/sites.py)
             body["warehouses"] = sites.clean_codes(db.session, body["warehouses"])
+            narrowed = sites.narrows(db.session, user.warehouses, body["warehouses"])
+            if narrowed:
+                user.warehouses_narrowed_at = utcnow()  # older conversations close (conversations.py)
         for key, value in body.items():
             setattr(user, key, value)
         if body.get("active") is False:
@@ -124,6 +129,8 @@ class UserResource(MethodView):
         admin_action("user_changed", user.username, body)
         db.session.commit()
         forget_tokens()  # a new role or a deactivation applies to the user's tokens at once
+        if narrowed:  # what waited for their own decision in the closed conversations ends
+            decisions().withdraw_closed(db.session, user)
         return user
 
 

@@ -90,7 +90,9 @@ class ToolContext:
 
     @classmethod
     def of_answer(cls, session: Session, engine: Engine, user, message, **more) -> ToolContext:
-        """The context a tool runs in while answering `message` (a ChatMessage) for `user`."""
+        """The context a tool runs in while answering `message` (a ChatMessage) for `user`; with no
+        message, for a call from outside a chat (MCP), in the user's language."""
+        chat = message is not None
         return cls(
             user_id=user.id,
             username=user.username,
@@ -98,10 +100,10 @@ class ToolContext:
             session=session,
             engine=engine,
             request_id=None,
-            conversation_id=message.conversation_id,
-            message_id=message.id,
+            conversation_id=message.conversation_id if chat else "",
+            message_id=message.id if chat else "",
             sites=sites.of_user(session, user),
-            language=message.language,
+            language=message.language if chat else user.language or "zh",
             **more,
         )
 

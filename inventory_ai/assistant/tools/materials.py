@@ -9,7 +9,8 @@ from inventory_ai.errors import InvalidInput
 from inventory_ai.services import shown, sites, stats
 from inventory_ai.services.catalog import find_category, find_material
 from inventory_ai.services.purchasing import pending_for
-from inventory_ai.services.search import SearchFilters, search_materials, synonyms_of
+from inventory_ai.services.search import SearchFilters, search_materials
+from inventory_ai.services.search_index import synonyms_of
 from inventory_ai.services.specs import english_spec
 from inventory_ai.services.units import fmt_quantity
 

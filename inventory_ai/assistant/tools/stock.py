@@ -7,7 +7,7 @@ from datetime import date
 from inventory_ai.assistant.tools.base import ToolContext, ToolExecutor
 from inventory_ai.assistant.tools.schemas import model_parameters
 from inventory_ai.models import MOVEMENT_TYPES
-from inventory_ai.services import bookings, ledger, shown, sites, stats
+from inventory_ai.services import booking_effect, bookings, ledger, shown, sites, stats
 from inventory_ai.services.bookings import BookingRequest, BookingSchema
 from inventory_ai.services.catalog import find_category, find_material
 from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
@@ -168,10 +168,10 @@ class RecordStockMovement(ToolExecutor):
         return ledger.describe_booking(session, request, language, check_stock=False)
 
     def value_cny(self, arguments: dict, context: ToolContext):
-        return ledger.booking_value(context.session, self._request(arguments, context))
+        return booking_effect.booking_value(context.session, self._request(arguments, context))
 
     def effect(self, arguments: dict, context: ToolContext, visible=None) -> dict:
-        return ledger.booking_effect(
+        return booking_effect.booking_effect(
             context.session, bookings.load(arguments, context.user_id, None), visible
         )
 

@@ -4,7 +4,7 @@ acts on, with the same fallback."""
 
 from __future__ import annotations
 
-from inventory_ai.assistant.providers.dashscope import FAIL_MAX
+from inventory_ai.assistant.providers.breaker import FAIL_MAX
 from tests.support.dashscope_stub import Error, Reply
 from tests.support.hosts import chat
 

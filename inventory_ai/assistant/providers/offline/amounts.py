@@ -1,6 +1,7 @@
-"""How much of a material a request says: its amounts read against the material (packs its spec
-names, an amount that cannot be the material's, "一个 PR", a bare number that needs asking about),
-in the material's own unit where it converts. understanding.py decides what to do with them."""
+"""How much of a material a request says: its amounts read against the material (what a pack holds,
+from its spec: '25kg/袋', '500g×12盒/箱', so "3袋" of flour is 75 kg; an amount that cannot be the
+material's; "一个 PR"; a bare number that needs asking about), in the material's own unit where it
+converts. understanding.py decides what to do with them."""
 
 from __future__ import annotations
 
@@ -11,10 +12,48 @@ from decimal import Decimal
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline import words
 from inventory_ai.assistant.providers.offline.linking import Mention
-from inventory_ai.assistant.providers.offline.packs import PACK_WORDS, pack_size
 from inventory_ai.assistant.providers.offline.reading import Reading, primary
 from inventory_ai.errors import DomainError
 from inventory_ai.services.units import convert
+
+# The pack words a material's spec uses, and what people call them in English (offline_words.json).
+PACK_WORDS = {pack: tuple(names) for pack, names in words.PACK_WORDS.items()}
+_SPEC_UNITS = {"kg": "kg", "公斤": "kg", "g": "g", "克": "g", "l": "L", "升": "L", "ml": "mL", "毫升": "mL"}
+_SPEC = re.compile(
+    r"(?P<size>\d+(?:\.\d+)?)\s*(?P<unit>kg|公斤|g|克|ml|毫升|l|升|个|枚|根|张|片|粒|pcs|包|袋|盒)(?=\s*[×xX*/])"
+    r"(?:\s*[×xX*]\s*(?P<count>\d+)\s*(?P<inner>[^\d\s/])\s*)?/\s*(?P<outer>[^\d\s/])",
+    re.I,
+)
+
+
+def pack_size(spec: str | None, pack: str | None) -> tuple[Decimal, str] | None:
+    """What one pack holds, from the material's spec: '25kg/袋' (a bag is 25 kg), '500g×12盒/箱'
+    (a box is 500 g, a case twelve of them), '50根/包' (a pack is 50 pieces). The pack said is
+    matched by its word (袋, 'cases', 'boxes'); a spec with a single pack size answers any pack
+    word, two sizes that the word does not tell apart are not guessed (None)."""
+    if re.fullmatch(r"托|pallets?", (pack or "").lower()):
+        return None  # what a pallet holds is never in a spec: said with it ("一托40袋") or asked
+    m = _SPEC.search(spec or "")
+    if not m:
+        return None
+    size = Decimal(m.group("size"))
+    unit = _SPEC_UNITS.get(m.group("unit").lower(), "pcs")
+    levels = {m.group("outer"): size}
+    if m.group("count"):
+        levels = {m.group("inner"): size, m.group("outer"): size * int(m.group("count"))}
+    said = (pack or "").lower()
+    if said.isascii():
+        words = {said, re.sub(r"(?:(?<=x)e)?s$", "", said)}  # cs, cases -> case, boxes -> box
+        names = sorted(
+            (rank, chinese) for chinese, english in PACK_WORDS.items()
+            for rank, name in enumerate(english) if name in words
+        )  # fmt: skip
+        said = next((chinese for _rank, chinese in names if chinese in levels), "")
+    if said in levels:
+        return levels[said], unit
+    if said and said == m.group("unit"):  # "1000包/箱" and 20包: twenty of the pieces, not cases
+        return Decimal(1), unit
+    return (size, unit) if len(levels) == 1 else None
 
 
 def packs_by_spec(r: Reading) -> Reading:
@@ -61,7 +100,7 @@ def said(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] | No
         return amount
     joined = r.text[first.span[1] : rest[0].span[0]]
     if mention is None or not (
-        re.fullmatch(r"\s*(?:\+|＋|和|加|又|零|再加|另|另外|外加|还有|加上|加散装|plus|and)\s*", joined, re.I)
+        re.fullmatch(rf"\s*(?:{words.AMOUNTS_JOINED})\s*", joined, re.I)
         or (joined == "" and r.text[rest[0].span[0]] == "零")  # 三箱零五罐
         or (
             re.fullmatch(r"\s*[,，]\s*", joined)  # "3 cases, 5 tins" of one material: one count
@@ -91,13 +130,7 @@ def _one_of_a_kind(q: slot.Quantity, mention: Mention | None, text: str) -> bool
     if q.amount != 1 or q.unit not in (None, "pcs") or q.packs is not None or mention is None:
         return False
     after = text[q.span[1] : mention.span[0]] if mention.span[0] >= q.span[1] else ""
-    return bool(
-        re.match(
-            r"\s*(?:new\s+)?(?:PR\b|purchase\s+request|request|requisition|采购申请|采购单|请购单|申请|单子|订单|intent|意图)",
-            after,
-            re.I,
-        )
-    )
+    return bool(re.match(rf"\s*(?:new\s+)?(?:{words.ONE_REQUEST})", after, re.I))
 
 
 def one_amount(q: slot.Quantity, mention: Mention | None) -> tuple[Decimal, str | None] | None:

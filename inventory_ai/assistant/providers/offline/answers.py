@@ -13,20 +13,6 @@ from inventory_ai.services.shown import figure as f  # 1,200 kg; 6,200.00: as a 
 from inventory_ai.text import CJK_RUN
 
 
-def help_text(language: str, offered: list[str], tool_help: dict[str, tuple[str, str]]) -> str:
-    """What the user can ask, from the help each offered tool carries (assistant/tools/)."""
-    items = [tool_help[name] for name in offered if name in tool_help]
-    if language == "zh":
-        lines = ["您好！我是仓库库存助手，可以帮您："] + [f"- {zh}" for zh, _ in items]
-        if not items:
-            lines = ["您好！目前没有可用的工具，请联系管理员。"]
-        return "\n".join(lines)
-    lines = ["Hello! I'm the warehouse inventory assistant. I can:"] + [f"- {en}" for _, en in items]
-    if not items:
-        lines = ["Hello! No tools are available to you at the moment; please contact an admin."]
-    return "\n".join(lines)
-
-
 def compose_answer(language: str, text: str, results: list[dict], names: Callable[[str], str] = str) -> str:
     """The answer from this turn's results. `names` turns a Chinese warehouse, category or supplier
     name into the reader's language (English answers use English names throughout)."""
@@ -43,12 +29,17 @@ def compose_answer(language: str, text: str, results: list[dict], names: Callabl
 _ERRORS_ZH = words.ERRORS_ZH  # what went wrong, in Chinese, by the error's type (offline_words.json)
 
 
+def _t(zh: bool, key: str, **values) -> str:
+    """An answer's words (offline_words.json "answers") with the figures and names of the result."""
+    return words.ANSWERS[key]["zh" if zh else "en"].format(**values)
+
+
 def _answer_one(zh: bool, result: dict, say: Callable[[str], str]) -> str:
     if result["error"]:
         message = result["error"].get("message", "")
         kind = result["error"].get("type")
         if kind == "Declined":
-            return "好的，已取消，没有登记任何库存变动。" if zh else "OK, cancelled: nothing was booked."
+            return _t(zh, "declined")
         if kind == "PermissionDenied" and result["error"].get("message_zh"):  # a warehouse not theirs
             return result["error"]["message_zh"] if zh else message[:1].upper() + message[1:] + "."
         if not zh:
@@ -62,153 +53,90 @@ def _answer_one(zh: bool, result: dict, say: Callable[[str], str]) -> str:
 
 def _search(zh, args, data, say):
     """One line: how many, and the best match. The rows are the result (the page's table)."""
-    rows = data.get("materials", [])
-    keyword = args.get("keyword", "")
+    rows, keyword = data.get("materials", []), args.get("keyword", "")
     if not keyword:  # what a warehouse or category holds
-        where = " / ".join(
-            say(x) if not zh else x for x in (args.get("warehouse"), args.get("category")) if x
-        )
-        names = "、".join(r["name"] for r in rows[:5]) if zh else ", ".join(r["name_en"] for r in rows[:5])
-        if zh:
-            return (
-                f"{where} 共 {data.get('total', len(rows))} 种原料，例如 {names}。"
-                if rows
-                else f"{where} 没有原料。"
-            )
-        return (
-            f"{where} holds {data.get('total', len(rows))} materials, e.g. {names}."
-            if rows
-            else f"{where} holds no materials."
+        where = " / ".join(x if zh else say(x) for x in (args.get("warehouse"), args.get("category")) if x)
+        names = ("、" if zh else ", ").join(r["name" if zh else "name_en"] for r in rows[:5])
+        return _t(
+            zh, "held" if rows else "held_none", where=where, total=data.get("total", len(rows)), names=names
         )
     if not rows:
-        return f"没有找到与“{keyword}”相关的原料。" if zh else f'No materials match "{keyword}".'
+        return _t(zh, "search_none", keyword=keyword)
     best, total = rows[0], data["total"]
-    if zh:
-        if total == 1:
-            return f"找到 1 种与“{keyword}”相关的原料：{best['name']} ({best['code']})，库存 {best['stock']} {best['unit']}。"
-        return f"找到 {total} 种与“{keyword}”相关的原料，最匹配的是{best['name']} ({best['code']})，库存 {best['stock']} {best['unit']}。"
-    if total == 1:
-        return f'Found 1 material matching "{keyword}": {best["name_en"]} ({best["code"]}), {best["stock"]} {best["unit"]} in stock.'
-    return (
-        f'Found {total} materials matching "{keyword}"; the best match is {best["name_en"]} ({best["code"]}), '
-        f"{best['stock']} {best['unit']} in stock."
-    )
+    return _t(zh, "search_one" if total == 1 else "search_many", keyword=keyword, total=total,
+              name=best["name" if zh else "name_en"], code=best["code"], stock=best["stock"], unit=best["unit"])  # fmt: skip
 
 
 def _detail(zh, args, data, say):
-    warehouses = ", ".join(f"{say(w)} {f(q)}" for w, q in data.get("warehouses", {}).items()) or "-"
-    low = data.get("below_reorder_point")
-    if zh:
-        flag = "，已低于补货点" if low else ""
-        return (
-            f"{data['name']} ({data['code']}，{data['name_en']})：库存 {f(data['stock'])} {data['unit']}{flag}。\n"
-            f"- 分仓：{warehouses}\n- 规格：{data.get('spec') or '-'}；类别：{data['category']}；供应商：{data.get('supplier') or '-'}\n"
-            f"- 单价：{f(data['unit_cost_cny'])} 元/{data['unit']}；补货点：{f(data['reorder_point'])} {data['unit']}"
-            + _described(data, zh)
-        )
-    flag = ", below its reorder point" if low else ""
-    supplier = say(data["supplier"]) if data.get("supplier") else "-"
-    return (
-        f"{data['name_en']} ({data['code']}): {f(data['stock'])} {data['unit']} in stock{flag}.\n"
-        f"- By warehouse: {warehouses}\n- Spec: {data.get('spec_en') or data.get('spec') or '-'}; category: {say(data['category'])}; "
-        f"supplier: {supplier}\n"
-        f"- Unit cost: CNY {f(data['unit_cost_cny'])}/{data['unit']}; reorder point: {f(data['reorder_point'])} {data['unit']}"
-        + _described(data, zh)
-    )
-
-
-def _described(data, zh) -> str:
-    """What the material is and its other names, as the catalogue keeps them."""
+    supplier = (data["supplier"] if zh else say(data["supplier"])) if data.get("supplier") else "-"
     text, also = data.get("description"), ", ".join((data.get("synonyms") or [])[:6])
-    if zh:  # the description holds the Chinese line before " / " and the English after
-        return (f"\n- 说明：{text.split(' / ')[0]}" if text else "") + (f"\n- 又称：{also}" if also else "")
-    return (f"\n- What it is: {text.split(' / ')[-1]}" if text else "") + (
-        f"\n- Also called: {also}" if also else ""
-    )
+    # the description holds the Chinese line before " / " and the English after
+    described = _t(zh, "what_it_is", text=text.split(" / ")[0 if zh else -1]) if text else ""
+    return _t(
+        zh, "detail", name=data["name"] if zh else data["name_en"], code=data["code"], name_en=data["name_en"],
+        stock=f(data["stock"]), unit=data["unit"], flag=_t(zh, "below") if data.get("below_reorder_point") else "",
+        warehouses=", ".join(f"{say(w)} {f(q)}" for w, q in data.get("warehouses", {}).items()) or "-",
+        spec=(data.get("spec") if zh else data.get("spec_en") or data.get("spec")) or "-",
+        category=data["category"] if zh else say(data["category"]), supplier=supplier,
+        cost=f(data["unit_cost_cny"]), reorder=f(data["reorder_point"]),
+    ) + described + (_t(zh, "also_called", also=also) if also else "")  # fmt: skip
 
 
 def _stats(zh, args, data, say):
     lines = [
-        f"- {r['warehouse']}：{r['materials']} 种，{f(r['value_cny'])} 元"
-        if zh
-        else f"- {say(r['warehouse'])}: {r['materials']} materials, CNY {f(r['value_cny'])}"
+        _t(zh, "stats_row", warehouse=r["warehouse"] if zh else say(r["warehouse"]), materials=r["materials"], value=f(r["value_cny"]))
         for r in data.get("by_warehouse", [])
-    ]
-    if zh:
-        head = (
-            f"库存共 {data['materials_in_stock']} 种原料，总值 {f(data['total_value_cny'])} 元；"
-            f"{data['below_reorder_point']} 种低于补货点。"
-        )
-    else:
-        head = (
-            f"{data['materials_in_stock']} materials in stock, worth CNY {f(data['total_value_cny'])}; "
-            f"{data['below_reorder_point']} are below their reorder point."
-        )
+    ]  # fmt: skip
+    head = _t(
+        zh,
+        "stats",
+        materials=data["materials_in_stock"],
+        value=f(data["total_value_cny"]),
+        below=data["below_reorder_point"],
+    )
     return head + ("\n" + "\n".join(lines) if lines else "")
 
 
 def _low(zh, args, data, say):
     """One line: how many, and the most urgent. The rows are the result (the page's table)."""
-    items = data.get("items", [])
-    if not items:
-        return "目前没有低于补货点的原料。" if zh else "Nothing is below its reorder point right now."
-    first, total = items[0], data["total"]
-    if zh:
-        return (
-            f"有 {total} 种原料低于补货点，最紧的是{first['name']} ({first['code']})，"
-            f"现有 {f(first['quantity'])} {first['unit']}。"
-        )
-    return (
-        f"{total} materials are below their reorder point; the most urgent is {first['name_en']} "
-        f"({first['code']}), {f(first['quantity'])} {first['unit']} left."
-    )
+    if not (items := data.get("items", [])):
+        return _t(zh, "low_none")
+    first = items[0]
+    return _t(zh, "low", total=data["total"], name=first["name" if zh else "name_en"], code=first["code"],
+              quantity=f(first["quantity"]), unit=first["unit"])  # fmt: skip
 
 
 def _movements(zh, args, data, say):
-    rows = data.get("movements", [])
-    if not rows:
-        return "这段时间没有出入库记录。" if zh else "No stock movements in that period."
-    latest = rows[0]
-    if zh:
-        words = MOVEMENT_WORDS[latest["type"]].zh
-        return (
-            f"共 {data['total']} 条记录（入 {f(data['quantity_in'])}，出 {f(data['quantity_out'])}）；最近一条：{latest['date']} "
-            f"{latest['name']} ({latest['code']}) {words} {f(latest['quantity'].lstrip('-'))} {latest['unit']}，{latest['warehouse']}。"
-        )
-    words = MOVEMENT_WORDS[latest["type"]].en
-    return (
-        f"{data['total']} movements (in {f(data['quantity_in'])}, out {f(data['quantity_out'])}); the latest: {latest['date']} "
-        f"{latest.get('name_en') or latest['name']} ({latest['code']}) {words} {f(latest['quantity'].lstrip('-'))} {latest['unit']}, "
-        f"{latest.get('warehouse_en') or say(latest['warehouse'])}."
-    )
+    if not (rows := data.get("movements", [])):
+        return _t(zh, "movements_none")
+    latest, verb = rows[0], MOVEMENT_WORDS[rows[0]["type"]]
+    return _t(
+        zh, "movements", total=data["total"], qin=f(data["quantity_in"]), qout=f(data["quantity_out"]),
+        date=latest["date"], name=latest["name"] if zh else latest.get("name_en") or latest["name"],
+        code=latest["code"], verb=verb.zh if zh else verb.en, quantity=f(latest["quantity"].lstrip("-")),
+        unit=latest["unit"], warehouse=latest["warehouse"] if zh else latest.get("warehouse_en") or say(latest["warehouse"]),
+    )  # fmt: skip
 
 
 def _booking(zh, args, data, say):
-    words = MOVEMENT_WORDS[data["movement_type"]]
-    if zh:
-        text = (
-            f"已{words.zh} {f(data['quantity'])} {data['unit']} {data['material']}，{data['warehouse']}库存 "
-            f"{f(data['level_before'])} → {f(data['level_after'])} {data['unit']}。"
+    verb, unit = MOVEMENT_WORDS[data["movement_type"]], data["unit"]
+    text = _t(
+        zh, "booked", verb=verb.zh if zh else verb.en_done, quantity=f(data["quantity"]), unit=unit,
+        material=data["material"] if zh else data.get("material_en") or data["material"],
+        warehouse=data["warehouse"] if zh else say(data["warehouse"]),
+        before=f(data["level_before"]), after=f(data["level_after"]),
+    )  # fmt: skip
+    if to := data.get("to_warehouse"):
+        text += _t(
+            zh, "booked_to", warehouse=to if zh else say(to), after=f(data["to_level_after"]), unit=unit
         )
-        if data.get("to_warehouse"):
-            text += f" {data['to_warehouse']}现有 {f(data['to_level_after'])} {data['unit']}。"
-        return text
-    material = data.get("material_en") or data["material"]
-    text = (
-        f"{words.en_done} {f(data['quantity'])} {data['unit']} {material}; stock in {say(data['warehouse'])} "
-        f"{f(data['level_before'])} → {f(data['level_after'])} {data['unit']}."
-    )
-    if data.get("to_warehouse"):
-        text += f" {say(data['to_warehouse'])} now has {f(data['to_level_after'])} {data['unit']}."
     return text
 
 
 def _purchase(zh, args, data, say):
-    if zh:
-        due = f"，需求日期 {data['needed_by']}" if data.get("needed_by") else ""
-        return f"已提交采购申请 #{data['purchase_request_id']}：{data['material']} {f(data['quantity'])} {data['unit']}{due}，状态：待审批。"
-    due = f", needed by {data['needed_by']}" if data.get("needed_by") else ""
-    return f"Purchase request #{data['purchase_request_id']} raised: {data['material']} {f(data['quantity'])} {data['unit']}{due}; status: pending."
+    due = _t(zh, "needed_by", date=data["needed_by"]) if data.get("needed_by") else ""
+    return _t(zh, "purchase", id=data["purchase_request_id"], material=data["material"],
+              quantity=f(data["quantity"]), unit=data["unit"], due=due)  # fmt: skip
 
 
 def _report(zh, args, data, say):
@@ -216,25 +144,16 @@ def _report(zh, args, data, say):
     rows = max(0, len([line for line in data.get("report", "").splitlines() if line.startswith("|")]) - 2)
     if data.get("format") == "csv":
         rows = max(0, len(data.get("report", "").splitlines()) - 1)
-    title = args.get("title", "")
-    return f"已生成报表“{title}”，共 {rows} 行。" if zh else f'Report "{title}" is ready: {rows} rows.'
+    return _t(zh, "report", title=args.get("title", ""), rows=rows)
 
 
 def _intent(zh, args, data, say):
     keywords = ", ".join(data.get("keywords", []))
-    if zh:
-        return f"已添加意图 {data['name']}：关键词 {keywords} → {data['tool_name']}。"
-    return f"Intent {data['name']} added: {keywords} → {data['tool_name']}."
+    return _t(zh, "intent", name=data["name"], keywords=keywords, tool=data["tool_name"])
 
 
 _WRITERS = {
-    "search_materials": _search,
-    "get_material_detail": _detail,
-    "get_inventory_stats": _stats,
-    "list_low_stock": _low,
-    "get_stock_movements": _movements,
-    "record_stock_movement": _booking,
-    "create_purchase_request": _purchase,
-    "format_report": _report,
-    "create_new_intent": _intent,
-}
+    "search_materials": _search, "get_material_detail": _detail, "get_inventory_stats": _stats,
+    "list_low_stock": _low, "get_stock_movements": _movements, "record_stock_movement": _booking,
+    "create_purchase_request": _purchase, "format_report": _report, "create_new_intent": _intent,
+}  # fmt: skip

@@ -36,8 +36,9 @@ def parts(text: str) -> list[str]:
 
 
 def two_asks(text: str, plan_of: Callable[[str], Plan], named: Callable[[str], str | None]) -> Plan | None:
-    """A read and a booking (or purchase) asked in one message: the read first, the write proposed
-    after its answer. A part that names no material speaks of the one the other part names."""
+    """Two asks in one message, two calls: a read first and a write proposed after its answer; two
+    reads or two writes in the order said. A part that names no material speaks of the one the
+    other part names."""
     asked = parts(text)
     if len(asked) != 2:
         return None
@@ -49,10 +50,9 @@ def two_asks(text: str, plan_of: Callable[[str], Plan], named: Callable[[str], s
     first, second = plan_of(asked[0]), plan_of(asked[1])
     if not (first.tool and second.tool) or first.tool == second.tool:
         return None
-    if (first.tool in WRITES) == (second.tool in WRITES):
-        return None  # two reads or two writes: one call answers, or each is asked on its own
-    read, write = (first, second) if second.tool in WRITES else (second, first)
-    return replace(read, after=write)
+    if first.tool in WRITES and second.tool not in WRITES:
+        first, second = second, first  # the read first, the write proposed after its answer
+    return replace(first, after=second)  # two reads, or two writes proposed together, as said
 
 
 def without_injection(
@@ -63,7 +63,9 @@ def without_injection(
     asked = [
         p.strip(" （）()")
         for p in re.split(
-            r"[。.!！?？;；\n（）()]+|[，,]\s*(?=忽略|无视|ignore|disregard|forget)", text, flags=re.I
+            r"[。.!！?？;；\n（）()]+|[，,]\s*(?:then\s+|and\s+|然后|再)?(?=忽略|无视|ignore|disregard|forget)",
+            text,
+            flags=re.I,
         )
         if p.strip(" （）()")
     ]
@@ -81,18 +83,22 @@ def out_of_scope(text: str) -> bool:
     return bool(re.search(words.OUT_OF_SCOPE, text, re.I)) and not re.search(words.IN_SCOPE, text, re.I)
 
 
-def follow_up(text: str, earlier: list[str], named: Callable[[str], str | None]) -> str | None:
+def follow_up(
+    text: str, earlier: list[str], named: Callable[[str], str | None], placed=lambda _t: None
+) -> str | None:
     """The message to read instead of a follow-up, from the conversation's recent user turns (most
     recent last): "那低筋面粉呢？" asks the last question again for 低筋面粉; a request that names no
-    material ("出库5公斤") is about the one just discussed. None: the message stands on its own."""
+    material ("出库5公斤") is about the one just discussed; a place or kind (`placed`) stands for the
+    one asked about before. None: the message stands on its own."""
     if not earlier:
         return None
     about = next((name for turn in reversed(earlier) if (name := named(turn))), None)
-    m = _WHAT_ABOUT.match(text)
+    m, last = _WHAT_ABOUT.match(text), earlier[-1]
     if m and (other := named(text)):
-        last = earlier[-1]
         before = named(last)
         return last.replace(before, other, 1) if before and before in last else f"{other} {last}"
+    if m and (other := placed(text)) and (before := placed(last)):
+        return last.replace(before, other, 1)  # "乳制品有哪些快不够了", then "油脂类呢？"
     if about and not named(text):
         return f"{about} {text}"
     return None
@@ -105,11 +111,12 @@ def message(
     named: Callable[[str], str | None],
     refused: Callable[[str], bool],
     zh: bool,
+    placed: Callable[[str], str | None] = lambda _t: None,
 ) -> Plan:
     """A message's plan: a follow-up read with what it leans on, an out-of-scope question declined,
     an injected order refused beside the read that is answered, two asks as two calls; else the
     message as one request (`one`)."""
-    if earlier and _WHAT_ABOUT.match(text) and (again := follow_up(text, list(earlier), named)):
+    if earlier and _WHAT_ABOUT.match(text) and (again := follow_up(text, list(earlier), named, placed)):
         return one(again)
     if out_of_scope(text):
         return Plan(reply=replies.out_of_scope(zh))

@@ -1,14 +1,8 @@
-"""Intent classification: a linear model over character n-grams, trained on example phrases.
-
-Requests are classified with what was linked or parsed out of them masked (a material becomes Ⓜ, a
-quantity Ⓠ, a warehouse Ⓦ, a category Ⓒ, a supplier Ⓢ, a period Ⓣ, a date Ⓓ), so "高筋面粉出库20公斤"
-and "领用全麦面粉四十公斤" look alike: the model learns how people ask, not which flour. Character
-n-grams (1-4, within word boundaries) serve Chinese, which has no spaces, and English alike.
-
-The examples are the intents table (seed_data/intents.json, and whatever admins teach through the
-API or in chat, each phrase an example of its intent) plus two built-in classes that call no tool:
-small talk and requests to destroy or to override the rules. The model is trained lazily, once per
-process for each version of the intents table, in about a tenth of a second.
+"""Intent classification: a linear model over character n-grams (1-4, which serve Chinese and English
+alike), trained on example phrases with what was linked or parsed masked (a material Ⓜ, a quantity
+Ⓠ, a warehouse Ⓦ, a category Ⓒ, a supplier Ⓢ, a period Ⓣ, a date Ⓓ), so it learns how people ask,
+not which flour. The examples are the intents table (seed_data/intents.json and what admins teach)
+plus small talk and destructive requests; trained once per intents version, in about 0.1 s.
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
-"""Catalogue linking: which materials, warehouses, categories and suppliers a request names.
-
-Materials are found through the product's own search index (services/search.py: Chinese
-substrings, pinyin and initials, English words and prefixes, codes), in three passes:
-
-1. codes (M001, m001) and exact names: every substring of the Chinese runs and every run of English
-   words is looked up at once against names, English names and aliases (one query);
-2. what is left is read for the longest phrase the search index finds something for: Chinese runs
-   are cut where a character appears in no name (哪, 些, 瞅, 啥…), English words that are not
-   request words are tried as the longest run first;
-3. an English word that finds nothing is corrected against the words of the catalogue (typos such
-   as "choclate") before it is tried again.
-
-A mention keeps its best match and its alternatives, and whether the text named it exactly (a
-name, an alias or a code): one exact material is a detail; a partial name is a search or a
-question.
+"""Catalogue linking: which materials, warehouses, categories and suppliers a request names, through
+the product's own search index (services/search.py), in three passes: codes and exact names or
+aliases (every substring at once, one query); the longest phrase the index finds something for
+(Chinese runs cut where a character is in no name, English as the longest run of words); an
+English word that finds nothing corrected against the catalogue's words ("choclate"). A mention
+keeps its best match, its alternatives and whether it named one material exactly (docs/providers.md).
 """
 
 from __future__ import annotations
@@ -27,15 +17,10 @@ from sqlalchemy.orm import Session
 
 from inventory_ai.assistant.providers.offline import words
 from inventory_ai.assistant.providers.offline.places import Place, PlaceFinder, _whole_word
-from inventory_ai.assistant.providers.offline.slots import PACKS
+from inventory_ai.assistant.providers.offline.slots import PACKS, blank
 from inventory_ai.assistant.providers.offline.vocabulary import Vocabulary, catalogue_words, sounds_like
 from inventory_ai.models import Material
-from inventory_ai.services.search import (
-    described_clearly,
-    normalise,
-    ranked_by_description,
-    search_materials,
-)
+from inventory_ai.services.search import described_clearly, normalise, ranked_by_description, search_materials
 from inventory_ai.text import CJK_RUN
 
 EN_WORD = r"[A-Za-z][A-Za-z0-9'&-]*"
@@ -112,10 +97,6 @@ class Linker(PlaceFinder):
         self._buildings: set[str] = set()  # warehouses said by their building (A栋, building b)
         self._vocabulary: Vocabulary | None = None
 
-    # --- places: warehouses, categories, suppliers (small tables) ----------------------------------
-
-    # --- materials -----------------------------------------------------------------------------------
-
     def vocabulary(self) -> Vocabulary:
         """The catalogue's words (vocabulary.py), once per message."""
         if self._vocabulary is None:
@@ -130,9 +111,9 @@ class Linker(PlaceFinder):
             )
             if material is not None:
                 mentions.append(Mention(code, span, [_candidate(material)], True, 1, named=True))
-        rest = _blank(text, [m.span for m in mentions])
+        rest = blank(text, [m.span for m in mentions])
         mentions += self._exact(rest)
-        rest = _blank(rest, [m.span for m in mentions])
+        rest = blank(rest, [m.span for m in mentions])
         mentions += self._partial(rest)
         if any(len(m.text) >= 2 for m in mentions):  # a lone character (天 of 这些天) only when nothing else
             mentions = [m for m in mentions if len(m.text) >= 2]
@@ -141,20 +122,27 @@ class Linker(PlaceFinder):
     def _exact(self, text: str) -> list[Mention]:
         """Full Chinese names and aliases, longest first, one query for all. (English names are found
         by the longest run of words the search index knows: "sea salt" must not stop at "salt".)"""
-        options: dict[str, tuple[int, int]] = {}
-        for run in CJK_RUN.finditer(text):
-            value = run.group(0)
-            for i in range(len(value)):
-                for j in range(i + 2, min(len(value), i + 12) + 1):
-                    options.setdefault(value[i:j], (run.start() + i, run.start() + j))
-        words = list(re.finditer(EN_WORD, text))
-        for i in range(len(words)):
-            for j in range(i, min(len(words), i + 5)):
-                phrase = text[words[i].start() : words[j].end()]
-                options.setdefault(normalise(phrase), (words[i].start(), words[j].end()))
+        options = _options(text)
         if not options:
             return []
-        lowered = {k.lower(): v for k, v in options.items()}
+        found = self._named_in(text, options)
+        mentions: list[Mention] = []
+        for _length, phrase, (material, span) in sorted(
+            ((s[1] - s[0], p, v) for p, v in found.items() for s in [v[1]]), key=lambda t: -t[0]
+        ):
+            if any(span[0] < m.span[1] and span[1] > m.span[0] for m in mentions):
+                continue
+            if phrase.isascii() and not _whole_word(text.lower(), span):
+                continue
+            if phrase.isascii() and (longer := self._name_around(text, span)) is not None:
+                mentions.append(longer)  # the alias "eggs" inside the name "quail eggs"
+                continue
+            mentions.append(Mention(phrase, span, [_candidate(material)], True, 1, named=True))
+        return mentions
+
+    def _named_in(self, text: str, options: dict[str, tuple[int, int]]) -> dict:
+        """phrase -> (material, span) for each phrase that is a name, a name typed by its sound or
+        a material's alias."""
         found: dict[str, tuple[Material, tuple[int, int]]] = {}
         names = [k for k in options if not k.isascii()]
         sounds = sounds_like(self.vocabulary(), text)  # 他他粉 -> 塔塔粉
@@ -175,25 +163,14 @@ class Linker(PlaceFinder):
                 else:
                     typed, span = sounds[material.name_zh]
                     found.setdefault(typed, (material, span))
+        lowered = {k.lower(): v for k, v in options.items()}
         for phrase, targets in self.aliases.items():
             codes = {code for kind, code in targets if kind == "material"}
             if len(codes) == 1 and phrase in lowered:  # 芝士 is three cheeses: the search says which
                 material = self.session.scalar(select(Material).where(Material.code == next(iter(codes))))
                 if material is not None:
                     found.setdefault(phrase, (material, lowered[phrase]))
-        mentions: list[Mention] = []
-        for _length, phrase, (material, span) in sorted(
-            ((s[1] - s[0], p, v) for p, v in found.items() for s in [v[1]]), key=lambda t: -t[0]
-        ):
-            if any(span[0] < m.span[1] and span[1] > m.span[0] for m in mentions):
-                continue
-            if phrase.isascii() and not _whole_word(text.lower(), span):
-                continue
-            if phrase.isascii() and (longer := self._name_around(text, span)) is not None:
-                mentions.append(longer)  # the alias "eggs" inside the name "quail eggs"
-                continue
-            mentions.append(Mention(phrase, span, [_candidate(material)], True, 1, named=True))
-        return mentions
+        return found
 
     def _name_around(self, text: str, span: tuple[int, int]) -> Mention | None:
         """A material's full English name made of the words just before an alias and the alias."""
@@ -407,6 +384,24 @@ class Linker(PlaceFinder):
         return Mention(phrase, span, candidates, named or page.total == 1, page.total, named)
 
 
+def _options(text: str) -> dict[str, tuple[int, int]]:
+    """Every phrase of a request that may be a whole name: each substring of its Chinese runs (up to
+    twelve characters) and each run of up to five English words, with where it is."""
+    options: dict[str, tuple[int, int]] = {}
+    for run in CJK_RUN.finditer(text):
+        value = run.group(0)
+        for i in range(len(value)):
+            for j in range(i + 2, min(len(value), i + 12) + 1):
+                options.setdefault(value[i:j], (run.start() + i, run.start() + j))
+    english = list(re.finditer(EN_WORD, text))
+    for i in range(len(english)):
+        for j in range(i, min(len(english), i + 5)):
+            options.setdefault(
+                normalise(text[english[i].start() : english[j].end()]), (english[i].start(), english[j].end())
+            )
+    return options
+
+
 def _in_order(short: str, name: str) -> bool:
     rest = iter(name)
     return all(ch in rest for ch in short)
@@ -428,11 +423,3 @@ def _segments(run: str, chars: set[str]):
         elif start is not None:
             yield run[start:i].replace("的", ""), start
             start = None
-
-
-def _blank(text: str, spans) -> str:
-    chars = list(text)
-    for a, b in spans:
-        for i in range(a, b):
-            chars[i] = " "
-    return "".join(chars)

@@ -18,29 +18,12 @@ def lookup(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     mention = primary(r.links)
     warehouse, category, supplier = place(r, "warehouse"), place(r, "category"), r.links.of("supplier")
     asked_for_a_list = re.search(words.SEARCH, r.text, re.I)
-    if (kind := _kind_with_examples(r)) and "search_materials" in ctx.offered:
-        # "冷库里有哪些蛋液 全蛋液冷冻蛋液那种": the kind, where it was asked about
-        return Plan("search_materials", {"keyword": kind, **({"warehouse": warehouse} if warehouse else {})})
-    every_kind = asked_for_a_list or re.search(words.EVERY_KIND, r.text, re.I)
-    examples = len(r.links.materials) >= 2 and not any(m.named for m in r.links.materials)
-    if category and examples and every_kind and "search_materials" in ctx.offered:
-        # "all the flours we carry - bread, cake, plain, the lot": the kind, its examples only say so
-        return Plan("search_materials", {"category": category})
-    if (marked := _marked_term(r)) and "search_materials" in ctx.offered:
-        return Plan("search_materials", {"keyword": marked})  # "anything called 'salt'", "almond-based"
+    if "search_materials" in ctx.offered and (kind := _a_kind(r, ctx, asked_for_a_list)):
+        return kind
     if asked_for_a_list and len(r.links.materials) > 1:
         # "奶油相关的都有哪些？淡奶油、奶油奶酪这些": the list asked for is of the first, loosest word,
         # unless the word to search for is said right after the asking ("…帮我搜一下泡打粉").
         mention = _searched_for(r) or min(r.links.materials, key=lambda m: (m.named, m.span[0]))
-    if (
-        mention is not None
-        and mention.named
-        and len(r.links.materials) == 1
-        and re.search(words.EVERY_KIND, r.text, re.I)
-        and "search_materials" in ctx.offered
-        and ctx.linker.finds(mention.text) > 1
-    ):  # "泡打粉 两种都还有吗": every material the name covers, not the one it is exactly
-        return Plan("search_materials", {"keyword": mention.text})
     if (
         mention is not None
         and mention.exact
@@ -77,6 +60,31 @@ def lookup(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     return Plan("search_materials", args)
 
 
+def _a_kind(r: Reading, ctx: Context, asked_for_a_list) -> Plan | None:
+    """A search for a kind, where the request names it with examples, marks it, or asks for every
+    material a name covers."""
+    warehouse, category, mention = place(r, "warehouse"), place(r, "category"), primary(r.links)
+    if kind := _kind_with_examples(r):
+        # "冷库里有哪些蛋液 全蛋液冷冻蛋液那种": the kind, where it was asked about
+        return Plan("search_materials", {"keyword": kind, **({"warehouse": warehouse} if warehouse else {})})
+    every_kind = asked_for_a_list or re.search(words.EVERY_KIND, r.text, re.I)
+    examples = len(r.links.materials) >= 2 and not any(m.named for m in r.links.materials)
+    if category and examples and every_kind:
+        # "all the flours we carry - bread, cake, plain, the lot": the kind, its examples only say so
+        return Plan("search_materials", {"category": category})
+    if marked := _marked_term(r):
+        return Plan("search_materials", {"keyword": marked})  # "anything called 'salt'", "almond-based"
+    if (
+        mention is not None
+        and mention.named
+        and len(r.links.materials) == 1
+        and re.search(words.EVERY_KIND, r.text, re.I)
+        and ctx.linker.finds(mention.text) > 1
+    ):  # "泡打粉 两种都还有吗": every material the name covers, not the one it is exactly
+        return Plan("search_materials", {"keyword": mention.text})
+    return None
+
+
 def _searched_for(r: Reading) -> Mention | None:
     """The material word said right after "search"/搜 ("帮我搜一下泡打粉", "can you search starch?")."""
     for asked in re.finditer(words.SEARCH, r.text, re.I):
@@ -95,15 +103,12 @@ def _marked_term(r: Reading) -> str | None:
     for m in r.links.materials:
         end = m.span[1] - 1 if r.text[m.span[1] - 1] == "'" else m.span[1]  # a word's end takes the quote
         before, after = r.text[: m.span[0]], r.text[end:]
-        if m.named and not re.search(r"(?:\bcalled|\bnamed|叫|名为)\s*['\"“‘「]?\s*$", before, re.I):
+        if m.named and not re.search(rf"(?:{words.CALLED})\s*['\"“‘「]?\s*$", before, re.I):
             continue  # "what's the unit cost of 'cream cheese'?": a full name quoted is that material
         if (
-            re.search(r"(?:\bcalled|\bnamed|叫|名为|名字里有|带)\s*['\"“‘「]?\s*$|['\"“‘「]$", before, re.I)
-            and (
-                re.match(r"\s*['\"”’」]", after)
-                or re.search(r"(?:\bcalled|\bnamed|叫|名为)\s*$", before, re.I)
-            )
-        ) or re.match(r"-?(?:based|related|flavou?red)\b|\s*(?:相关|口味|味的)", after, re.I):
+            re.search(rf"(?:{words.CALLED}|名字里有|带)\s*['\"“‘「]?\s*$|['\"“‘「]$", before, re.I)
+            and (re.match(r"\s*['\"”’」]", after) or re.search(rf"(?:{words.CALLED})\s*$", before, re.I))
+        ) or re.match(words.BASED, after, re.I):
             return m.text.strip("'")
     based = re.search(r"\b([a-z]{3,})-(?:based|related|flavou?red)\b", r.text, re.I)
     if based and any(m.named and m.span[0] <= based.start() < m.span[1] for m in r.links.materials):
@@ -162,24 +167,17 @@ def what_is_in(text: str, r: Reading, ctx: Context) -> Plan | None:
 def stats(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     mention = primary(r.links)
     kind = mention is not None and re.search(words.KIND_MARK, r.text[mention.span[1] :], re.I)
+    alone = mention is not None and len(r.links.materials) == 1 and not (kind or r.links.places)
     if (
-        tool == "list_low_stock"
-        and mention is not None
-        and mention.named
-        and len(r.links.materials) == 1
-        and not kind
-        and not r.links.places
+        alone
         and "get_material_detail" in ctx.offered
-    ):  # "is the caster sugar below its reorder level?": that one material's level and reorder point
-        return Plan("get_material_detail", {"material": mention.best.code})
-    if (
-        tool == "get_inventory_stats"
-        and mention is not None
-        and mention.exact
-        and len(r.links.materials) == 1
-        and not (kind or r.links.places or re.search(words.FIGURES, r.text, re.I))
-        and "get_material_detail" in ctx.offered
-    ):  # "做提拉米苏那个意大利奶酪库存": one material's stock is its detail, not the warehouse's figures
+        and (
+            (tool == "list_low_stock" and mention.named)  # "is the caster sugar below its reorder level?"
+            or (
+                tool == "get_inventory_stats" and mention.exact and not re.search(words.FIGURES, r.text, re.I)
+            )
+        )
+    ):  # one material's level, or its stock ("做提拉米苏那个意大利奶酪库存"): its detail, not the figures
         return Plan("get_material_detail", {"material": mention.best.code})
     if warehouse := place(r, "warehouse"):
         args["warehouse"] = warehouse

@@ -33,7 +33,6 @@ _MONTH_NAME = (
 )
 _EN_DAY = r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?"
 _NOT_AN_AMOUNT = r"(?![\d.]|\s*(?:%|公斤|千克|克|斤|吨|升|袋|箱|包|瓶|桶|个|kgs?\b|g\b|grams?\b|l\b|ml\b|pcs\b|boxe?s?\b|bags?\b|cases?\b))"
-_ZH_DATE = r"(?:(?:20\d\d)年)?(?:\d{1,2})月(?:\d{1,2})[日号]?"
 # Two dates of one range, the second's month and both years optional ("11月1号到10号",
 # "10月15号到31号", "11月1号到11月底", "nov 1 to nov 10", "between oct 20 and oct 27", "from the 1st
 # to the 10th"). Never a pair of amounts ("margarine 5 to 10 kg").
@@ -50,6 +49,10 @@ _RANGES = [
         re.I,
     ),
     re.compile(r"(?<![月\d])(?P<td1>\d{1,2})[号日]\s*(?:到|至|~|-)\s*(?P<td2>\d{1,2})[号日]"),
+    re.compile(  # 11/2-11/8, 11.3到11.9: month and day with a slash or a dot
+        r"(?<![\d/.])(?P<m1>\d{1,2})[/.](?P<d1>\d{1,2})\s*(?:到|至|~|～|-|–|—)\s*(?P<m2>\d{1,2})[/.](?P<d2>\d{1,2})"
+        + _NOT_AN_AMOUNT
+    ),
     re.compile(
         r"\bfrom\s+the\s+(?P<td1>\d{1,2})(?:st|nd|rd|th)\s+(?:to|until|till)\s+the\s+(?P<td2>\d{1,2})(?:st|nd|rd|th)\b",
         re.I,
@@ -90,11 +93,7 @@ def _date_range(text: str, today: date) -> Period | None:
                 since = since.replace(year=since.year - 1)
             end_month = m2 or m1
             end_year = int(g["y2"]) if "y2" in g else since.year + (1 if end_month < m1 else 0)  # 12月→1月
-            if d2 is None:
-                d2 = (
-                    (date(end_year, end_month, 28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
-                ).day
-            until = date(end_year, end_month, d2)
+            until = date(end_year, end_month, d2) if d2 else _month_end(end_year, end_month)
         except ValueError:  # no such day (2月30号): not a period
             continue
         if until < since:  # "11月10号到11月1号": the same days, said backwards
@@ -196,50 +195,58 @@ def _open_period(text: str, today: date) -> Period | None:
     return Period(since, today, m.span())
 
 
+_QUARTER = re.compile(
+    r"(?:(?P<y>20\d\d)年|(?P<rel>今年|去年))?第?(?P<q>[一二三四1-4])季度|\bQ(?P<qe>[1-4])\b"
+    r"|(?P<zh>上个?|本|这个?)季度|\b(?P<en>last|this|previous)\s+quarter\b",
+    re.I,
+)
+
+
+def _quarter(text: str, today: date) -> Period | None:
+    """A quarter (三季度, Q1, 上季度, "this quarter"): its months, this year's unless not come yet."""
+    if not (m := _QUARTER.search(text)):
+        return None
+    now = (today.month - 1) // 3
+    if said := m.group("q") or m.group("qe"):
+        q = int(said) - 1 if said.isdigit() else "一二三四".index(said)
+        year = int(m.group("y") or today.year) - (m.group("rel") == "去年")
+        year -= not (m.group("y") or m.group("rel")) and q > now
+    else:
+        q, year = (
+            now - (m.group("zh") or m.group("en")).lower().startswith(("上", "last", "prev")),
+            today.year,
+        )
+        q, year = (3, year - 1) if q < 0 else (q, year)
+    return Period(date(year, 3 * q + 1, 1), min(_month_end(year, 3 * q + 3), today), m.span())
+
+
 def period(text: str, today: date) -> Period | None:
     if found := _date_range(text, today):
         return found
     if found := _since_weekday(text, today):
         return found
-    if found := _open_period(text, today) or _a_month(text, today):
+    if found := _open_period(text, today) or _a_month(text, today) or _quarter(text, today):
         return found
     for pattern, kind in _PERIOD_RES:
-        m = pattern.search(text)
-        if not m:
+        if not (m := pattern.search(text)):
             continue
-        if kind == "months":
+        if kind in ("months", "days", "weeks"):
             n = number(next(g for g in m.groups() if g))
-            if n is None or n < 1 or n > 24:
+            if n is None or n < 1 or (kind == "months" and n > 24):
                 continue
-            return Period(_months_before(today, int(n)), today, m.span())
-        if kind in ("days", "weeks"):
-            n = number(next(g for g in m.groups() if g))
-            if n is None or n < 1:
-                continue
+            if kind == "months":
+                return Period(_months_before(today, int(n)), today, m.span())
             days = min(366, int(n) * (7 if kind == "weeks" else 1))
             return Period(today - timedelta(days=days - 1), today, m.span())
+        monday, first = today - timedelta(days=today.weekday()), today.replace(day=1)
+        day = timedelta(days=1)
         since, until = {
-            "week7": (today - timedelta(days=6), today),
-            "month30": (today - timedelta(days=29), today),
-            "today": (today, today),
-            "yesterday": (today - timedelta(days=1), today - timedelta(days=1)),
-            "day_before": (today - timedelta(days=2), today - timedelta(days=2)),
-            "three_days_ago": (today - timedelta(days=3), today - timedelta(days=3)),
-            "this_week": (today - timedelta(days=today.weekday()), today),
-            "last_week": (
-                today - timedelta(days=today.weekday() + 7),
-                today - timedelta(days=today.weekday() + 1),
-            ),
-            "this_month": (today.replace(day=1), today),
-            "week_before_last": (
-                today - timedelta(days=today.weekday() + 14),
-                today - timedelta(days=today.weekday() + 8),
-            ),
-            "last_month": (
-                (today.replace(day=1) - timedelta(days=1)).replace(day=1),
-                today.replace(day=1) - timedelta(days=1),
-            ),
-        }[kind]
+            "week7": (today - 6 * day, today), "month30": (today - 29 * day, today), "today": (today, today),
+            "yesterday": (today - day, today - day), "day_before": (today - 2 * day, today - 2 * day),
+            "three_days_ago": (today - 3 * day, today - 3 * day), "this_week": (monday, today),
+            "last_week": (monday - 7 * day, monday - day), "week_before_last": (monday - 14 * day, monday - 8 * day),
+            "this_month": (first, today), "last_month": ((first - day).replace(day=1), first - day),
+        }[kind]  # fmt: skip
         return Period(since, until, m.span())
     return None
 
@@ -277,6 +284,35 @@ def _month_edge(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
     return None
 
 
+_SLASH_DATE = re.compile(r"\b(?:by|before|due|until|till|for)\s+(?P<m>\d{1,2})/(?P<d>\d{1,2})(?![/\d])", re.I)
+_DAY_NEEDED = re.compile(
+    r"(?:(?P<rel>下个?月|本月|这个?月)|(?<![月\d]))(?P<d>\d{1,2})[号日](?=\s*(?:之前|以前|前|要|到))"
+)
+_DAYS_AHEAD = re.compile(r"\bby\s+(?P<en>tomorrow)\b|(?P<zh>明天|后天)(?:就|之前|前)?(?:要|到|用)", re.I)
+
+
+def _near_day(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
+    """by 12/20, 下个月20号之前, 30号前到, 明天就要, by tomorrow: a date said by its day or as a day ahead."""
+    if m := _DAYS_AHEAD.search(text):
+        return today + timedelta(days=2 if m.group("zh") == "后天" else 1), m.span()
+    if m := _SLASH_DATE.search(text):
+        month, day, year = int(m.group("m")), int(m.group("d")), today.year
+    elif m := _DAY_NEEDED.search(text):
+        day, later = (
+            int(m.group("d")),
+            (m.group("rel") or "").startswith("下") or int(m.group("d")) < today.day,
+        )
+        year, month = divmod(today.year * 12 + today.month - 1 + later, 12)
+        month += 1
+    else:
+        return None
+    try:
+        found = date(year, month, day)
+    except ValueError:
+        return None
+    return (found if found >= today else found.replace(year=year + 1)), m.span()
+
+
 def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
     """A date something is needed by: 2026-12-05, 12月5日, 下周一, next Monday, by Friday, by Dec 1,
     明年七月底前, 月底前."""
@@ -287,7 +323,7 @@ def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
         except ValueError:
             return None
         return (found if found >= today else found.replace(year=today.year + 1)), m.span()
-    if found := _month_edge(text, today):
+    if found := _month_edge(text, today) or _near_day(text, today):
         return found
     if m := _ISO.search(text):
         try:

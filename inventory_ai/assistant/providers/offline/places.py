@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from inventory_ai.assistant.providers.offline import words
 from inventory_ai.models import Category, Supplier, Warehouse
 
 
@@ -22,8 +23,7 @@ class Place:
     by_building: bool = False  # said as where it stands ("building B"), not by its name
 
 
-# English first words of supplier names that are everyday words, never taken as the supplier alone.
-_EVERYDAY = {"golden", "bright", "fresh", "green", "super", "happy", "royal", "great", "first", "angel"}
+_EVERYDAY = words.EVERYDAY_SUPPLIER_WORDS  # "golden", "fresh": never the supplier alone (offline_words.json)
 
 
 class PlaceFinder:
@@ -71,9 +71,7 @@ class PlaceFinder:
         """What people call a supplier: 中粮 for 中粮面业, 德清源 for 德清源蛋业, taikoo for Taikoo
         Sugar; never a short name that is part of a material's name (新疆 of 新疆果业 is in
         新疆葡萄干) or an everyday English word."""
-        short_zh = re.sub(
-            r"(?:面业|糖业|乳业|乳品|蛋业|酵母|果业|调料|包装|面粉厂|食品|公司)$", "", supplier.name_zh
-        )
+        short_zh = re.sub(rf"(?:{words.SUPPLIER_SUFFIX})$", "", supplier.name_zh)
         first_en = supplier.name_en.lower().split()[0]
         vocabulary = self.vocabulary()
         names = []
@@ -144,12 +142,9 @@ class PlaceFinder:
         return sorted(found, key=lambda p: p.span)
 
 
-_TO_OR_FROM = re.compile(r"(?:到|从|去|往|调回|回|进|from|to|into)\s*$")
-_SUPPLIER_BEFORE = re.compile(r"(?:从|跟|向|找|问|让|\bfrom|\bby|\bwith|\bbuy from|\border from)\s*$")
-_SUPPLIER_AFTER = re.compile(
-    r"^\s*(?:的|那边|那里|那儿|家|供|送|发|这边|'s\b|stuff\b|materials?\b|products?\b|items?\b|"
-    r"deliver|suppl|sends?\b|sent\b)"
-)
+_TO_OR_FROM = re.compile(rf"(?:{words.TO_OR_FROM})\s*$")
+_SUPPLIER_BEFORE = re.compile(rf"(?:{words.SUPPLIER_BEFORE})\s*$")
+_SUPPLIER_AFTER = re.compile(rf"^\s*(?:{words.SUPPLIER_AFTER})")
 
 
 def _about_a_supplier(text: str, span: tuple[int, int]) -> bool:

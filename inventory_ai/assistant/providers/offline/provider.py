@@ -1,11 +1,8 @@
-"""The embedded offline provider: a useful assistant with no network and no API key.
-
-It goes through the same loop as Qwen. On the user's message it decides a plan (understanding.py:
-what the request names, how it asks, its quantities and periods) and answers with a real tool call,
-or with a question, a refusal or a polite word when no tool fits. When results come back it may
-make the next call (a report formats the rows it gathered; a detail that matched several materials
-becomes a search), then writes the answer from the results (answers.py). It never calls a tool it
-was not offered and never states a figure that no tool returned.
+"""The embedded offline provider: a useful assistant with no network and no API key. It goes through
+the same loop as Qwen: on the user's message a plan (understanding.py), a real tool call or a reply
+without one; on results the next call (a report's formatter, a search for a detail that matched
+several), then the answer written from the results (answers.py). Never a tool it was not offered,
+never a figure no tool returned.
 """
 
 from __future__ import annotations
@@ -17,16 +14,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from inventory_ai.assistant.providers.offline.answers import compose_answer
+from inventory_ai.assistant.providers.offline.asks import WRITES
 from inventory_ai.assistant.providers.offline.reading import Context, Plan
 from inventory_ai.assistant.providers.offline.understanding import plan
-from inventory_ai.assistant.types import (
-    Message,
-    ModelReply,
-    ModelRequest,
-    ProviderChunk,
-    TextDelta,
-    ToolCall,
-)
+from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, ProviderChunk, TextDelta, ToolCall
 
 
 @dataclass(frozen=True)
@@ -34,7 +25,6 @@ class Lexicon:
     """What the provider knows of this warehouse for one message (setup.offline_lexicon)."""
 
     context: Context
-    tool_help: dict[str, tuple[str, str]]
 
 
 class OfflineProvider:
@@ -83,8 +73,10 @@ class OfflineProvider:
         context.language = request.language  # the user's chosen language, else their message's
         if request.tools:
             follow = self._next_call(text, results, context, earlier)
-            if follow is not None:
-                return ModelReply(tool_calls=(follow,), finish_reason="tool_calls")
+            if follow:  # two writes asked at once are proposed together (each waits for its decision)
+                return ModelReply(
+                    tool_calls=follow if isinstance(follow, tuple) else (follow,), finish_reason="tool_calls"
+                )
         if not results:
             decided = self._plan(text, context, earlier) if request.tools else None
             reply = decided.reply if decided is not None and decided.reply else None
@@ -95,10 +87,19 @@ class OfflineProvider:
             answer = f"{answer}\n{note}"  # the part of the message that was refused, said so
         return ModelReply(text=answer, finish_reason="stop")
 
-    def _next_call(self, text: str, results: list[dict], context: Context, earlier=()) -> ToolCall | None:
+    def _next_call(
+        self, text: str, results: list[dict], context: Context, earlier=()
+    ) -> ToolCall | tuple | None:
         decided = self._plan(text, context, earlier)
+        if not results and not decided.tool:
+            return None
         if not results:
-            return _call(decided.tool, decided.arguments) if decided.tool else None
+            both = (
+                decided.after is not None and {decided.tool, decided.after.tool} <= WRITES & context.offered
+            )
+            return tuple(
+                _call(p.tool, p.arguments) for p in (decided, decided.after) if p and (p is decided or both)
+            )
         called = {r["name"] for r in results}
         last = results[-1]
         # A detail lookup that matched several materials: show them instead.
@@ -118,9 +119,7 @@ class OfflineProvider:
                 return _call(decided.then, {"title": text.strip()[:100], "rows": rows[:50]})
         second = decided.after
         if second is not None and second.tool in context.offered and second.tool not in called:
-            return _call(
-                second.tool, second.arguments
-            )  # the message's second ask, once the first is answered
+            return _call(second.tool, second.arguments)  # the message's second ask, after the first
         return None
 
 
@@ -138,21 +137,11 @@ def _results(turn: list[Message]) -> list[dict]:
     """This turn's tool results with their calls: [{name, arguments, data, error}] in order."""
     calls = {c.id: c for m in turn if m.role == "assistant" for c in m.tool_calls}
     out = []
-    for m in turn:
-        if m.role != "tool":
-            continue
+    for m in (m for m in turn if m.role == "tool"):
         call = calls.get(m.tool_call_id or "")
-        try:
-            data = json.loads(m.content)
-        except (json.JSONDecodeError, TypeError):
-            data = {"error": {"type": "Unreadable", "message": m.content[:200]}}
+        data = _json(m.content, {"error": {"type": "Unreadable", "message": (m.content or "")[:200]}})
         error = data.get("error") if isinstance(data, dict) else None
-        arguments = {}
-        if call is not None:
-            try:
-                arguments = json.loads(call.arguments or "{}")
-            except json.JSONDecodeError:
-                arguments = {}
+        arguments = _json(call.arguments or "{}", {}) if call is not None else {}
         out.append(
             {
                 "name": m.name or (call.name if call else ""),
@@ -162,6 +151,13 @@ def _results(turn: list[Message]) -> list[dict]:
             }
         )
     return out
+
+
+def _json(text: str | None, otherwise):
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, TypeError):
+        return otherwise
 
 
 def _rows_of(data) -> list[dict]:

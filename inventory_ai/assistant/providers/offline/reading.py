@@ -187,24 +187,16 @@ def place(r: Reading, kind: str) -> str | None:
 
 def direction(text: str) -> str | None:
     """Which way the movement a request speaks of goes, by its words; None: both or not said."""
-    if re.search(words.ARRIVED_AND_PUT, text, re.I) and not re.search(
-        r"调拨|\btransfer|\bfrom\b.{1,40}\bto\b|从.{1,12}[到往]", text, re.I
-    ):
+    if re.search(words.ARRIVED_AND_PUT, text, re.I) and not re.search(words.NAMED_ROUTE, text, re.I):
         return "inbound"
     for verbs, kind in ((words.TRANSFER, "transfer"), (words.ADJUST, "adjustment")):
         if re.search(verbs, text, re.I):
             return kind
-    if re.search(r"出入|进出|in and out|ins and outs", text, re.I):
+    if re.search(words.BOTH_WAYS, text, re.I):
         return None  # both ways: every movement
     if re.search(words.RETURNED, text, re.I):
         return "inbound"
     out, inn = re.search(words.OUT, text, re.I), re.search(words.IN, text, re.I)
-    if out and inn:
-        return (
-            None
-            if "出入" in text or "in and out" in text.lower()
-            else ("outbound" if out.start() < inn.start() else "inbound")
-        )
-    if out or inn:
-        return "outbound" if out else "inbound"
+    if out or inn:  # both: the first said
+        return "outbound" if out and (not inn or out.start() < inn.start()) else "inbound"
     return "inbound" if re.search(words.GOT_IN, text, re.I) else None

@@ -1,10 +1,6 @@
-"""Slot parsing: the quantities, units, packs, periods, dates and codes in what staff type
-(numbers.py reads a number, periods.py a period or a due date).
-
-Each finder returns the spans it used, so the rest of the text can be read for material names
-without them. Numbers may be Arabic or Chinese (二十, 两, 半, 一百五), units Chinese or English
-(公斤, 斤, 克, 吨, 升, kg, g, L, pcs), packs counted with their size (3袋，每袋25公斤 = 75 kg;
-一箱12升; 6 cartons, 500 per carton).
+"""Slot parsing: the quantities, units, packs, periods, dates and codes in what staff type (numbers.py
+reads a number, periods.py a period or a due date), each with the span it used, so the rest can be
+read for names. Packs are counted with their size (3袋，每袋25公斤 = 75 kg; 6 cartons, 500 per carton).
 """
 
 from __future__ import annotations
@@ -15,21 +11,8 @@ from datetime import date
 from decimal import Decimal
 
 from inventory_ai.assistant.providers.offline import words
-from inventory_ai.assistant.providers.offline.numbers import CN_NUMBER, DIGITS, MAGNITUDE, NUMBER, number
+from inventory_ai.assistant.providers.offline.numbers import DIGITS, MAGNITUDE, NUMBER, number
 from inventory_ai.assistant.providers.offline.periods import Period, due_date, period
-
-__all__ = [
-    "CN_NUMBER",
-    "DIGITS",
-    "NUMBER",
-    "PACKS",
-    "UNITS",
-    "Period",
-    "Quantity",
-    "Slots",
-    "number",
-    "parse",
-]
 
 UNITS = words.UNITS  # unit -> how it is said (offline_words.json)
 PACKS = words.PACKS
@@ -101,115 +84,111 @@ def _size(text: str, after: int, taken) -> tuple[Decimal, str | None, tuple[int,
         if size is not None:
             return size, _unit_of(m), (after + m.start(), after + m.end())
     for pattern in _SIZE_EACH:
-        for m in (
-            pattern.finditer(text, after)
-            if not pattern.pattern.startswith("^")
-            else [pattern.match(text[after:])]
-        ):
-            if m is None:
-                continue
-            start, end = (
-                (m.start(), m.end())
-                if not pattern.pattern.startswith("^")
-                else (after + m.start(), after + m.end())
-            )
-            size = number(m.group("size"))
-            if size is not None and all(end <= a or start >= b for a, b in taken):
-                return size, _unit_of(m), (start, end)
+        anchored = pattern.pattern.startswith("^")  # reads only what follows the count
+        for m in [pattern.match(text[after:])] if anchored else pattern.finditer(text, after):
+            span = (m.start() + after * anchored, m.end() + after * anchored) if m else (0, 0)
+            if m is not None and (size := number(m.group("size"))) is not None and _clear(span, taken):
+                return size, _unit_of(m), span
     return None
+
+
+def _clear(span: tuple[int, int], taken) -> bool:
+    return all(span[1] <= a or span[0] >= b for a, b in taken)
+
+
+class _Found(list):
+    """Quantities found so far, each with the spans it used: a later pass reads only what is free."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.text, self.taken = text, []
+
+    def free(self, span: tuple[int, int]) -> bool:
+        return _clear(span, self.taken)
+
+    def add(self, quantity: Quantity, *spans: tuple[int, int]) -> None:
+        self.append(quantity)
+        self.taken += spans or [quantity.span]
 
 
 def quantities(text: str) -> list[Quantity]:
     """Every quantity, packs counted with their size first; spans do not overlap."""
-    found: list[Quantity] = []
-    taken: list[tuple[int, int]] = []
-
-    def free(span):
-        return all(span[1] <= a or span[0] >= b for a, b in taken)
-
+    found = _Found(text)
     for m in _TIMES.finditer(text):  # 12 x 5L tins, 6×500g: the count times the size
         count, size = number(m.group("n")), number(m.group("size"))
-        if count is not None and size is not None and free(m.span()):
-            found.append(Quantity(count * size, _unit_of(m), span=m.span()))
-            taken.append(m.span())
+        if count is not None and size is not None and found.free(m.span()):
+            found.add(Quantity(count * size, _unit_of(m), span=m.span()))
     for m in _LIANG.finditer(text):
-        amount = number(m.group("n"))
-        if amount is not None:
-            found.append(Quantity(amount * 50, "g", span=m.span()))
-            taken.append(m.span())
+        if (amount := number(m.group("n"))) is not None:
+            found.add(Quantity(amount * 50, "g", span=m.span()))
     for m in _PACK_ONLY.finditer(text):
-        count = number(m.group("n"))
-        if count is None or not free(m.span()):
-            continue
-        if m.group("n").lower() in ("a", "an") and not re.match(r"\s+of\b", text[m.end() :]):
-            continue  # "took a bag of cake flour" is one bag; "a box" on its own is no amount
-        if m.group("half"):
-            count += Decimal("0.5")
-        size = _size(text, m.end(), taken + [m.span()])
-        if size is None:
-            found.append(Quantity(count, None, packs=count, pack=m.group("pack"), span=m.span()))
-            taken.append(m.span())
-            continue
-        amount, unit, size_span = size
-        inner = re.match(rf"\s*(?:{PACKS}){_END}", text[size_span[1] :], re.I) if unit is None else None
-        if inner:  # 两托，每托20袋: forty bags, each as the spec says
-            size_span = (size_span[0], size_span[1] + inner.end())
-            packs = count * amount
-            found.append(Quantity(packs, None, packs, inner.group(0).strip(), m.span(), (size_span,)))
-        else:
-            found.append(Quantity(count * amount, unit, span=m.span(), more_spans=(size_span,)))
-        taken += [m.span(), size_span]
+        _packs(found, m)
     for m in _PLAIN.finditer(text):
-        amount = number(m.group("n"))
-        if amount is None or not free(m.span()) or CODE.search(text[max(0, m.start() - 1) : m.end()]):
-            continue
-        unit = _unit_of(m)
-        if unit == "pcs" and _A_DOCUMENT.match(text, m.end()):
-            continue  # 提交一个采购申请, 做一张表: one request, not one piece of anything
-        if (
-            m.group("n").lower() in ("a", "an")
-            and unit in (None, "t")
-            and not re.search(r"\bton", m.group(0), re.I)
-        ):
-            continue
-        if m.group("half"):
-            amount += Decimal("0.5")
-        word = m.group(f"u_{_UNIT_NAMES.index(unit)}") if unit else None
-        found.append(Quantity(amount, unit, span=m.span(), word=word))
-        taken.append(m.span())
+        _plain(found, m)
     for m in _BARE.finditer(text):
-        if not free(m.span()) or CODE.search(text[max(0, m.start() - 1) : m.end() + 1]):
+        if not found.free(m.span()) or CODE.search(text[max(0, m.start() - 1) : m.end() + 1]):
             continue
-        if _LABEL_BEFORE.search(text[: m.start()]):
-            continue  # line 2, shelf 14, PO 7731, 3号线: a name for something, not an amount
-        found.append(Quantity(number(m.group("n")), None, span=m.span()))
-        taken.append(m.span())
+        if not _LABEL_BEFORE.search(text[: m.start()]):  # line 2, shelf 14, PO 7731, 3号线: a name
+            found.add(Quantity(number(m.group("n")), None, span=m.span()))
     return sorted(found, key=lambda q: q.span)
+
+
+def _packs(found: _Found, m: re.Match) -> None:
+    """A count of packs (3袋, two cases), with what each holds when that is said."""
+    text, count = found.text, number(m.group("n"))
+    if count is None or not found.free(m.span()):
+        return
+    if m.group("n").lower() in ("a", "an") and not re.match(r"\s+of\b", text[m.end() :]):
+        return  # "took a bag of cake flour" is one bag; "a box" on its own is no amount
+    if m.group("half"):
+        count += Decimal("0.5")
+    size = _size(text, m.end(), found.taken + [m.span()])
+    if size is None:
+        found.add(Quantity(count, None, packs=count, pack=m.group("pack"), span=m.span()))
+        return
+    amount, unit, size_span = size
+    inner = re.match(rf"\s*(?:{PACKS}){_END}", text[size_span[1] :], re.I) if unit is None else None
+    if inner:  # 两托，每托20袋: forty bags, each as the spec says
+        size_span = (size_span[0], size_span[1] + inner.end())
+        packs = count * amount
+        found.add(
+            Quantity(packs, None, packs, inner.group(0).strip(), m.span(), (size_span,)), m.span(), size_span
+        )
+    else:
+        found.add(Quantity(count * amount, unit, span=m.span(), more_spans=(size_span,)), m.span(), size_span)
+
+
+def _plain(found: _Found, m: re.Match) -> None:
+    """An amount with its unit (20公斤, 5 kg, 十七公斤半)."""
+    text, amount = found.text, number(m.group("n"))
+    if amount is None or not found.free(m.span()) or CODE.search(text[max(0, m.start() - 1) : m.end()]):
+        return
+    unit = _unit_of(m)
+    if unit == "pcs" and _A_DOCUMENT.match(text, m.end()):
+        return  # 提交一个采购申请, 做一张表: one request, not one piece of anything
+    if (
+        m.group("n").lower() in ("a", "an")
+        and unit in (None, "t")
+        and not re.search(r"\bton", m.group(0), re.I)
+    ):
+        return
+    if m.group("half"):
+        amount += Decimal("0.5")
+    word = m.group(f"u_{_UNIT_NAMES.index(unit)}") if unit else None
+    found.add(Quantity(amount, unit, span=m.span(), word=word))
 
 
 # --- how many rows ------------------------------------------------------------------------------
 
-_LIMITS = [
-    re.compile(
-        rf"(?:top|first|last)\s*(?P<n>{NUMBER})(?![\d.])(?!\s*(?:days?|weeks?|months?))", re.I
-    ),  # top 10
-    re.compile(rf"(?:最近|最新)\s*(?P<n>{NUMBER})\s*(?:条|笔|次)"),  # 最近10条流水
-    re.compile(rf"(?P<n>{NUMBER})\s+(?:most|worst|biggest|largest|lowest)\b", re.I),  # 5 most urgent
-    re.compile(rf"前\s*(?P<n>{NUMBER})\s*(?:个|种|名|项|条)?"),  # 前10, 前三个
-    re.compile(rf"(?:列|给我|显示|看|挑|选)\s*(?P<n>{NUMBER})\s*(?:个|种|项|条)"),  # 列三个
-    re.compile(rf"最\S{{1,4}}的\s*(?P<n>{NUMBER})\s*(?:个|种|项|条)"),  # 最紧急的三个
-]
+_LIMITS = [re.compile(p.replace("{N}", NUMBER), re.I) for p in words.ROW_LIMITS]  # offline_words.json
 
 
 def row_limit(text: str) -> tuple[int, tuple[int, int]] | None:
     """How many rows someone asked for ("top 5", "前三个", "列10条"), 1-50."""
     for pattern in _LIMITS:
-        if m := pattern.search(text):
-            n = number(m.group("n"))
-            if n == 1 and m.group("n") == "一" and pattern is _LIMITS[4]:
-                continue  # 给我一个…表: "give me a table", not one row
-            if n is not None and n == n.to_integral_value() and 1 <= n <= 50:
-                return int(n), m.span()
+        n = number(m.group("n")) if (m := pattern.search(text)) else None
+        if n is not None and n == n.to_integral_value() and 1 <= n <= 50:
+            return int(n), m.span()
     return None
 
 

@@ -10,14 +10,13 @@ import re
 
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline import words
+from inventory_ai.assistant.providers.offline.numbers import CN_NUMBER, DIGITS
 from inventory_ai.assistant.providers.offline.reading import Plan, Reading, direction
 
 # Where one typed row ends: ; , 、 or a line break, a full stop or question mark and a space; never
 # the comma of 1,200 or the point of 2.5.
 _ROW_END = r"[;；、\n|]|\s/\s|[,，](?!\d{3})|(?<!\d)[.。?？!！](?!\d)"
-_NUMBER = re.compile(
-    rf"(?<![A-Za-z])(?:{slot.DIGITS})|{slot.CN_NUMBER}(?=\s*(?:{slot.PACKS}|公斤|斤|克|升|个|度|元))"
-)
+_NUMBER = re.compile(rf"(?<![A-Za-z])(?:{DIGITS})|{CN_NUMBER}(?=\s*(?:{slot.PACKS}|公斤|斤|克|升|个|度|元))")
 _TITLE = re.compile(
     r"(?:title it|titled|called|标题(?:是|为)?|题目(?:是|为)?)\s*[:：]?\s*['\"“‘「]([^'\"”’」]{1,60})['\"”’」]|"
     r"(?:标题|题目)(?:就)?(?:叫|是|为)\s*(?P<bare>[^\s，,。；;]{1,30})",

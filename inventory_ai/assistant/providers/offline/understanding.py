@@ -1,11 +1,7 @@
-"""Deciding what a request means, from the three parts together: what it names (linking.py), how
-it asks (classifier.py) and its quantities, periods and dates (slots.py).
-
-The decision is a Plan: a tool call with its arguments (and, for a report, the tool that formats the
-rows afterwards), or a reply without a tool: a short question when the request is vague or names
-several materials without a clear best one, a plain word when the user's role lacks the tool (and
-who can), a polite answer with examples to small talk, a refusal to destroy data or to override the
-rules. Never a tool the user lacks.
+"""Deciding what a request means from what it names (linking.py), how it asks (classifier.py, labels.py)
+and its quantities, periods and dates (slots.py): a Plan, a tool call with its arguments, or a reply
+without a tool (a question when it is vague or names several materials, who can when the role
+cannot, a polite word to small talk, a refusal to destroy data). Never a tool the user lacks.
 """
 
 from __future__ import annotations
@@ -16,6 +12,7 @@ from decimal import Decimal
 from inventory_ai.assistant.providers.offline import (
     amounts,
     asks,
+    labels,
     lookups,
     replies,
     tables,
@@ -24,7 +21,8 @@ from inventory_ai.assistant.providers.offline import (
     words,
 )
 from inventory_ai.assistant.providers.offline import slots as slot
-from inventory_ai.assistant.providers.offline.classifier import CHITCHAT, DESTRUCTIVE
+from inventory_ai.assistant.providers.offline.classifier import DESTRUCTIVE
+from inventory_ai.assistant.providers.offline.labels import BOOKINGS
 from inventory_ai.assistant.providers.offline.linking import Mention
 from inventory_ai.assistant.providers.offline.reading import (
     Context,
@@ -38,11 +36,7 @@ from inventory_ai.assistant.providers.offline.reading import (
 from inventory_ai.services.screening import screen
 from inventory_ai.text import language_of
 
-CONFIDENT = 0.30  # below this, and with nothing named, the request is asked about, not guessed
 DATA_LABELS = ("lookup", "stats", "low_stock", "movements")
-BOOKINGS = {"inbound": "book_in", "outbound": "book_out", "transfer": "transfer", "adjustment": "stocktake"}
-_FROM = r"从|由|from|out of"
-_TO = r"到|去|进|往|至|调往|→|->|to|into"
 
 
 def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
@@ -55,6 +49,7 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
         named=lambda t: _named(t, ctx),
         refused=lambda t: _refused(t, read(t, ctx)),
         zh=(ctx.language or language_of(text)) == "zh",
+        placed=lambda t: next((t[p.span[0] : p.span[1]] for p in read(t, ctx).links.places), None),
     )
 
 
@@ -75,121 +70,13 @@ def _refused(text: str, r: Reading) -> bool:
 
 
 def _one(text: str, ctx: Context) -> Plan:
-    # What the request says it is not is blanked, the rest keeps its place (a booking's reason keeps
-    # what was typed).
-    typed, text = text, re.sub(words.NEGATED, lambda m: " " * len(m.group(0)), text, flags=re.I)
-    if re.search(words.QUESTION, re.sub(words.SCENE, "", text, flags=re.I), re.I):
-        text = re.sub(words.SCENE, lambda m: " " * len(m.group(0)), text, flags=re.I)
-    text = words.from_pinyin(text)  # "xisha tang dao le 4 dai, ru ku": its verbs and packs as characters
-    text = words.typos_fixed(text)  # "pls ordr 500kg", "main warehose"
+    typed, text = text, _as_meant(text)
     r = read(text, ctx, typed)
-    if _refused(text, r):
-        return Plan(reply=replies.refusal(r.zh))
-    if not r.links.of("warehouse") and (unknown := _unknown_warehouse(text, r, ctx.linker.warehouses())):
-        return Plan(reply=replies.no_such_warehouse(r.zh, unknown, ctx.linker.warehouses()))
-    if listed := lookups.what_is_in(text, r, ctx):
-        return listed
-    teaching_words, not_teaching = bool(re.search(words.TEACH, text, re.I)), _not_teaching(text, r)
-    teaching = teaching_words and not not_teaching
-    if not teaching and (typed_table := tables.table(text, r, ctx.offered)):
-        return typed_table  # "make a csv: butter 4 cases, cream 6 cases": the rows are the request's own
-    named = bool(r.links.materials or r.links.places or r.slots.codes)
-    label = r.guess.label
-    if r.slots.period and not named and not r.slots.quantities and label != CHITCHAT:
-        # A day alone does not make a question about stock ("今天食堂中午吃啥呀"): asked without
-        # its placeholder, is it small talk?
-        plain = ctx.guess(text)
-        if plain.label == CHITCHAT and plain.confidence >= 0.6:
-            label = CHITCHAT
-    # Small talk that only brushes a material's name ("写一首关于面包的诗", "annual leave") stays
-    # small talk; a material named in full, a code or a place makes it about the warehouse.
-    by_building_only = all(p.by_building for p in r.links.places) and not (r.links.materials or r.slots.codes)
-    about_stock = (
-        named
-        and not by_building_only
-        and (
-            r.guess.confidence < 0.6
-            or any(m.named for m in r.links.materials)
-            or r.links.places
-            or r.slots.codes
-            or len(re.findall(words.WORD, r.masked.lower())) <= 6  # "hi, butter?": little else
-        )
-    )
-    if label == DESTRUCTIVE or (label == CHITCHAT and about_stock):  # the model's second thought
-        label = next(
-            lbl for lbl, _p in r.guess.ranked if lbl != DESTRUCTIVE and (lbl != CHITCHAT or not about_stock)
-        )
-    taught = teaching_words or (label == "teach" and r.guess.confidence >= CONFIDENT)
-    if taught and not not_teaching:
-        label = "teach"
-    elif taught and label == "teach":  # teaching words the message does not mean: how else it reads
-        label = next(lbl for lbl, _p in r.guess.ranked if lbl not in ("teach", CHITCHAT, DESTRUCTIVE))
-    elif (
-        re.search(r"(?<![A-Za-z])PR(?![A-Za-z])|请购|采购申请|purchase request|\breq(?:uisition)?\b", text)
-        and r.links.materials
-    ) or (
-        re.search(r"\brequest(?:ing)?\b", text, re.I)
-        and r.slots.quantities
-        and r.links.materials
-        and not direction(text)
-        and not re.search(r"\bout\b|\bissue|\bbook", text, re.I)  # "Kitchen request: 2 bags, issue from main"
-    ):
-        label = "purchase"  # the purchase request's own names: no other reading of them
-    elif (
-        r.links.materials
-        and not r.slots.quantities
-        and re.search(words.REORDER_LEVEL, text, re.I)
-        and not re.search(words.BELOW, text, re.I)
-        and _asks(text)
-    ):
-        label = "lookup"  # "what's the reorder level for…": a figure of the material's detail
-    elif _only_names(r.masked) and named:
-        label = "lookup"
-    elif (
-        label not in (CHITCHAT, DESTRUCTIVE)
-        and not r.slots.quantities
-        and direction(text)
-        and (re.search(words.EVENT_ASKED, text, re.I) or (r.slots.period and not named))
-        and not re.search(words.NOT_AN_EVENT, text, re.I)
-    ):
-        label = "movements"  # "谁收的", "did the butter come in today?", "transfers last week": events
-    elif (
-        r.slots.period
-        and r.links.materials
-        and not r.slots.quantities
-        and re.search(words.ACTIVITY, text, re.I)
-    ):
-        label = "movements"  # "what's been happening with the fresh yeast over the past 5 days"
-    elif not r.links.materials and re.search(words.WHAT_TO_BUY, text, re.I):
-        label = "low_stock"  # "我该买点啥", "what should we order?": what is running low
-    elif label == CHITCHAT and not r.slots.quantities:
-        return Plan(reply=replies.small_talk(r.zh, ctx))
-    elif label in (CHITCHAT, DESTRUCTIVE) or (r.guess.confidence < CONFIDENT and not named):
-        return Plan(reply=replies.which_one(r, ctx))
-    future = re.search(words.ON_ARRIVAL + "|" + words.FUTURE, text, re.I)
-    if label in BOOKINGS.values() and (
-        (re.search(words.BUY, text, re.I) and (future or r.slots.due)) or (r.slots.due and future)
-    ):
-        label = "purchase"  # "申请淡奶油20箱，到货后搬到冷库", "500个月饼盒，明年七月底前到货": still to come
-    if label in DATA_LABELS and r.slots.quantities and (floor := tagger.booking(r)):
-        label = BOOKINGS[floor.way]  # "冷库入淡奶油十箱", "面包袋 入 三千五": the floor's word order
-    if (
-        label == "purchase"
-        and not r.slots.due
-        and (said := direction(text))
-        and not re.search(words.BUY, text, re.I)
-        and not re.search(words.ON_ARRIVAL, text, re.I)
-    ):
-        label = BOOKINGS[said]  # "move some cream cheese over", "incoming: mango puree x4": nothing is bought
-    if (
-        label in ("lookup", "stats", "low_stock")
-        and r.slots.quantities
-        and r.links.materials
-        and re.search(words.ORDER_VERB, text, re.I)
-    ):
-        label = "purchase"  # "we need 50 cases of bread bags ordered": an amount to buy
-    elif label == "lookup" and re.search(words.BELOW, text, re.I) and re.search(words.LOW_WORDS, text, re.I):
-        label = "low_stock"  # "are any of the egg products below their reorder point?"
+    if (first := _before_asking(text, r, ctx)) is not None:
+        return first
+    label = labels.label_of(text, r, ctx)
+    if isinstance(label, Plan):
+        return label
     if label == "report" or (re.search(words.REPORT, text, re.I) and label in DATA_LABELS):
         # A report of what? Ask the model again without the report words, among the data it can gather.
         subject = ctx.guess(re.sub(words.REPORT, " ", r.masked, flags=re.I))
@@ -200,59 +87,32 @@ def _one(text: str, ctx: Context) -> Plan:
         if first.tool and "format_report" in ctx.offered:
             first.then = "format_report"
         return first
-    if (
-        label == "stats"
-        and not r.links.places
-        and re.search(words.KINDS, text, re.I)
-        and not re.search(words.FIGURES, text, re.I)
-    ):
-        label = "lookup"  # "看看各种油的库存": the oils, not the warehouse's figures
-    returned = r.slots.quantities and r.links.materials and re.search(words.RETURNED, text, re.I)
-    if returned and not re.search(words.QUESTION, text, re.I) and label not in ("teach", "purchase"):
-        label = "book_in"  # goods brought back to stock are booked in, whenever they were taken
-    if (
-        label == "movements"
-        and r.slots.quantities
-        and r.links.materials
-        and (said := direction(text)) in ("inbound", "outbound")
-        and not _asks(text)
-        and not re.search(words.RECORDS, text, re.I)
-    ):
-        label = BOOKINGS[said]  # "今天 whole milk 用了 2 cases": what happened told with its amount
-    booking = label in BOOKINGS.values()
-    if booking and not r.slots.quantities and (_asks(text) or re.search(words.RECORDS, text, re.I)):
-        label = "movements"  # asked about, not told, or their records: what happened is history
-    elif label in ("lookup", "stats") and r.links.materials and re.search(words.RECORD_NOUNS, text, re.I):
-        label = "movements"  # "can you check the mascarpone transfers"
-    elif label in ("lookup", "stats") and r.links.materials and not r.slots.period and (act := _acted(text)):
-        # A movement verb with a material ("调拨一下淡奶油"): asked about, its history; told, a
-        # booking, which asks for what it lacks.
-        label = "movements" if _asks(text) else BOOKINGS[act]
-    elif (
-        label in ("low_stock", "lookup", "stats")
-        and r.slots.period
-        and not r.slots.quantities
-        and direction(text)
-        and not re.search(words.NOT_AN_EVENT, text, re.I)
-    ):
-        label = "movements"  # something that went in or out at a time: an event
-    return _for_label(label, r, ctx)
+    return _for_label(labels.told_or_asked(label, text, r), r, ctx)
 
 
-def _not_teaching(text: str, r: Reading) -> bool:
-    """A message with teaching's words that is a booking or a question about what someone said
-    ("the driver keeps saying 'two pallets' … book in 20 bags", 老王说“淡奶油到了”是真的吗): an amount
-    outside the quoted phrases, or a question about them."""
-    quoted = [m.span() for m in re.finditer(words.QUOTED, text)]
-    outside = [
-        q
-        for q in r.slots.quantities
-        if not any(a <= q.span[0] < b for a, b in quoted) and not (q.amount == 1 and q.unit in (None, "pcs"))
-    ]  # "教它一个新词", "add 一个 intent": one of something, not an amount
-    unquoted = slot.blank(text, quoted)
-    if quoted or "就是" in text:  # "…能记住吗": whether the lesson was taken, not a question about it
-        unquoted = re.sub(words.LESSON_CHECK, " ", unquoted, flags=re.I)
-    return bool(outside) or bool(re.search(r"吗\s*[？?]?\s*$|几点|是不是|真的", unquoted))
+def _as_meant(text: str) -> str:
+    """The request as meant: what it says it is not blanked (the rest keeps its place, so a
+    booking's reason keeps what was typed), the scene around a question too, pinyin request words as
+    characters ("xisha tang dao le 4 dai, ru ku") and typos of request words fixed ("pls ordr")."""
+    text = re.sub(words.NEGATED, lambda m: " " * len(m.group(0)), text, flags=re.I)
+    if re.search(words.QUESTION, re.sub(words.SCENE, "", text, flags=re.I), re.I):
+        text = re.sub(words.SCENE, lambda m: " " * len(m.group(0)), text, flags=re.I)
+    return words.typos_fixed(words.from_pinyin(text))
+
+
+def _before_asking(text: str, r: Reading, ctx: Context) -> Plan | None:
+    """What is settled before how the request asks: a refusal, a warehouse the plant does not have,
+    what a place or kind holds, a table of rows the user typed."""
+    if _refused(text, r):
+        return Plan(reply=replies.refusal(r.zh))
+    if not r.links.of("warehouse") and (unknown := _unknown_warehouse(text, r, ctx.linker.warehouses())):
+        return Plan(reply=replies.no_such_warehouse(r.zh, unknown, ctx.linker.warehouses()))
+    if listed := lookups.what_is_in(text, r, ctx):
+        return listed
+    teaching = re.search(words.TEACH, text, re.I) and not labels.not_teaching(text, r)
+    if not teaching and (typed_table := tables.table(text, r, ctx.offered)):
+        return typed_table  # "make a csv: butter 4 cases, cream 6 cases": the rows are the request's own
+    return None
 
 
 def _unknown_warehouse(text: str, r: Reading, warehouses: list[tuple[str, str, str]]) -> str | None:
@@ -278,17 +138,6 @@ def _unknown_warehouse(text: str, r: Reading, warehouses: list[tuple[str, str, s
     return None
 
 
-def _asks(text: str) -> bool:
-    """A question, not a request put politely: "can you move some cream cheese over?" asks for a
-    booking (and is asked how much), "who moved the cream cheese?" asks what happened."""
-    polite = re.search(words.POLITE_ASK, text, re.I)
-    if polite:
-        if re.search(words.CHECKING, text, re.I):
-            return True  # "can you check the mascarpone transfers", 帮我查一下…调拨过没有
-        text = re.sub(words.POLITE_ASK, " ", text, flags=re.I).replace("?", " ").replace("？", " ")
-    return bool(re.search(words.QUESTION, text, re.I))
-
-
 def _destroys(text: str, r: Reading) -> bool:
     if r.guess.label == DESTRUCTIVE and re.search(words.DESTROY, text, re.I):
         return True
@@ -296,9 +145,7 @@ def _destroys(text: str, r: Reading) -> bool:
         return True
     if not re.search(words.DESTROY_VERB, text, re.I):
         return False
-    records = re.search(
-        r"数据库|数据|记录|流水|历史|账|database|records|history|ledger|table|data\b", text, re.I
-    )
+    records = re.search(words.RECORDS_OF, text, re.I)
     return bool(
         records or (re.search(words.BULK, text, re.I) and not r.links.materials) or _everything(text, r)
     )
@@ -315,24 +162,6 @@ def _everything(text: str, r: Reading) -> bool:
     )
 
 
-def _acted(text: str) -> str | None:
-    """The movement a request tells to make, by its verb (出库, 调拨, stocktake…), if any."""
-    if re.search(r"出入库|进出|in and out|ins and outs", text, re.I):
-        return None  # both ways: the records, not a movement to make
-    for verbs, kind in ((words.ACTS_TRANSFER, "transfer"), (words.ACTS_ADJUST, "adjustment"), (words.ACTS_OUT, "outbound"),
-                        (words.ACTS_IN, "inbound")):  # fmt: skip
-        if re.search(verbs, text, re.I):
-            return kind
-    return None
-
-
-def _only_names(masked: str) -> bool:
-    rest = re.sub(
-        r"[ⓂⓌⒸⓈ]|[\s?？!！。.,，呢吗啊呀吧了的]|还有吗|还有没有|有吗|有没有|please|pls", "", masked.lower()
-    )
-    return rest == ""
-
-
 def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
     tool, defaults = ctx.intents.get(label, (None, {}))
     if (
@@ -343,12 +172,6 @@ def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
         r.links.materials.append(found)  # "the spray that stops trays sticking": described, not named
     if tool is None:
         return Plan(reply=replies.which_one(r, ctx))
-    if (
-        tool == "search_materials"
-        and "get_material_detail" not in ctx.offered
-        and "search_materials" not in ctx.offered
-    ):
-        return Plan(reply=replies.role_refusal(r.zh, tool, ctx))
     if tool not in ctx.offered and not (tool == "search_materials" and "get_material_detail" in ctx.offered):
         return Plan(reply=replies.role_refusal(r.zh, tool, ctx))
     builder = {
@@ -447,9 +270,9 @@ def _route(text: str, warehouses) -> tuple[str | None, str | None]:
     source = target = None
     for found in warehouses:
         before = text[max(0, found.span[0] - 8) : found.span[0]].lower()
-        if re.search(rf"(?:{_FROM})\s*$", before, re.I):
+        if re.search(rf"(?:{words.MOVED_FROM})\s*$", before, re.I):
             source = found.code
-        elif re.search(rf"(?:{_TO})\s*(?:the\s+)?$", before, re.I):
+        elif re.search(rf"(?:{words.MOVED_TO})\s*(?:the\s+)?$", before, re.I):
             target = found.code
     if len(warehouses) >= 2 and (source is None or target is None):
         first, second = warehouses[0].code, warehouses[1].code

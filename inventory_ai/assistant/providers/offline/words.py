@@ -1,13 +1,9 @@
-"""The words the offline assistant acts on: the verbs of each movement direction, of a question, a
-search, a report, a refusal, teaching, transfers and stocktakes, and the request words that are never
-part of a material's name. They are data (seed_data/offline_words.json: each list of alternatives
-with what it is for), loaded and checked when the module is imported; understanding.py and
-linking.py decide with them.
-
-An instance may add alternatives to any list without a release: INVENTORY_AI_OFFLINE_WORDS names a
-JSON file of {"patterns": {NAME: [...]}, "word_sets": {...}, "typos": {...}} whose entries are added
-to the shipped ones and checked the same way (a list that does not exist, or an alternative that is
-no valid pattern, stops the start with the reason).
+"""The words the offline assistant acts on (the verbs of each direction, of a question, a search, a
+report, a refusal, teaching; request words that are never part of a name) are data:
+seed_data/offline_words.json, each list of alternatives with what it is for, loaded and checked when
+this module is imported. INVENTORY_AI_OFFLINE_WORDS may name a JSON file of {"patterns": {NAME: [...]},
+"word_sets": {...}, "typos": {...}} added to the shipped lists and checked the same way (a list that
+does not exist, or an alternative that is no valid pattern, stops the start with the reason).
 """
 
 from __future__ import annotations
@@ -27,6 +23,11 @@ REQUIRED = {
     "word_sets": {"EN_STOP"},
     "char_sets": {"NOT_A_STORE_NAME", "FUNCTION_CHARS", "ZH_SINGLE_STOP"},
 }  # fmt: skip
+
+
+# Sections read as they are: the module's name -> the file's section.
+_AS_IS = {"PINYIN_WORDS": "pinyin", "PINYIN_DIGITS": "pinyin_digits", "EXAMPLES": "examples", "TOOL_WORDS": "tool_words",
+          "UNITS": "units", "ERRORS_ZH": "errors_zh", "PACK_WORDS": "pack_words", "PERIODS": "periods", "ROW_LIMITS": "row_limits", "ANSWERS": "answers"}  # fmt: skip
 
 
 class WordsError(ValueError):
@@ -58,6 +59,13 @@ def _expanded(name: str, patterns: dict[str, list[str]], seen: tuple[str, ...] =
     return _REF.sub(expand, joined)
 
 
+def _check(name: str, pattern: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise WordsError(f"{name}: not a valid pattern ({exc})") from None
+
+
 def load(path: Path = SOURCE, extra_path: str | None = None) -> dict:
     """The word lists as the assistant uses them: patterns as strings, the two compiled ones, sets."""
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -74,32 +82,20 @@ def load(path: Path = SOURCE, extra_path: str | None = None) -> dict:
     for name in data["compiled"]:
         out[name] = "|".join(data["compiled"][name])
     for name, value in out.items():
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise WordsError(f"{name}: not a valid pattern ({exc})") from None
+        _check(name, value)
     out["ZH_STOP_WORDS"] = re.compile(out["ZH_STOP_WORDS"])
     out["PRODUCTION_LINE"] = re.compile(out["PRODUCTION_LINE"], re.I)
     out.update({name: set(words) for name, words in data["word_sets"].items()})
     out.update({name: set(chars) for name, chars in data["char_sets"].items()})
     out["TYPOS"] = {k.lower(): v for k, v in data["typos"].items()}
-    out["PINYIN_WORDS"] = [(p, h) for p, h in data["pinyin"]]
-    out["PINYIN_DIGITS"] = dict(data["pinyin_digits"])
-    out["EXAMPLES"] = {label: list(phrases) for label, phrases in data["examples"].items()}
-    out["TOOL_WORDS"] = [(tool, pattern) for tool, pattern in data["tool_words"]]
-    out["UNITS"] = dict(data["units"])
-    out["ERRORS_ZH"] = dict(data["errors_zh"])
-    out["PACK_WORDS"] = {pack: list(names) for pack, names in data["pack_words"].items()}
-    out["PERIODS"] = [(pattern, kind) for pattern, kind in data["periods"]]
+    out.update({name: data[section] for name, section in _AS_IS.items()})
+    for name, pattern in [*data["tool_words"], *data["units"].items()]:
+        _check(name, pattern)
     for name, pattern in [
-        *out["TOOL_WORDS"],
-        *out["UNITS"].items(),
-        *((k, p.replace("{N}", "1")) for p, k in out["PERIODS"]),
+        *((k, p) for p, k in data["periods"]),
+        *(("row_limits", p) for p in data["row_limits"]),
     ]:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise WordsError(f"{name}: not a valid pattern ({exc})") from None
+        _check(name, pattern.replace("{N}", "1"))
     return out
 
 

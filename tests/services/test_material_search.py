@@ -1,0 +1,113 @@
+"""Material search: Chinese substrings, pinyin, English, codes; ranking, filters, index upkeep."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from inventory_ai.models import Material
+from inventory_ai.services.catalog import find_category
+from inventory_ai.services.search import SearchFilters, search_materials
+from inventory_ai.services.search_index import index_material
+from inventory_ai.services.sites import ALL, find_warehouse
+from tests.support.factories import MaterialFactory
+
+
+def codes(page) -> list[str]:
+    return [m.code for m in page.materials]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected_first", "must_include"),
+    [
+        ("面粉", "M001", {"M001", "M002", "M003", "M004"}),  # 2-character Chinese
+        ("糖", None, {"M014", "M015", "M016", "M017"}),  # 1-character Chinese: 细砂糖 绵白糖 糖粉 红糖
+        ("高筋面粉", "M001", {"M001"}),  # exact name
+        ("mianfen", "M001", {"M001", "M002"}),  # pinyin, full
+        ("mf", None, {"M001", "M002"}),  # pinyin initials
+        ("gaojin", "M001", {"M001"}),  # pinyin prefix of a bigram
+        ("flour", None, {"M001", "M002", "M003"}),  # English word
+        ("flo", None, {"M001", "M002"}),  # English prefix
+        ("M001", "M001", {"M001"}),  # exact code
+        ("m00", None, {"M001", "M002", "M009"}),  # code prefix
+        ("Bread Flour", "M001", {"M001"}),  # exact English name, any case
+        ("butter", None, {"M027", "M028"}),
+    ],
+)
+def test_query_classes_find_what_staff_mean(session, query, expected_first, must_include):
+    page = search_materials(session, query, limit=50)
+    found = set(codes(page))
+    assert must_include <= found, f"{query!r} found {sorted(found)}"
+    if expected_first:
+        assert codes(page)[0] == expected_first
+
+
+def test_name_matches_rank_above_category_matches(session):
+    page = search_materials(session, "面粉", limit=50)
+    names = [m.name_zh for m in page.materials]
+    with_flour = [i for i, n in enumerate(names) if "面粉" in n]
+    without = [i for i, n in enumerate(names) if "面粉" not in n]
+    assert without, "category 面粉类 should also bring in starches"
+    assert max(with_flour) < min(without)
+
+
+def test_exact_code_beats_everything(session):
+    assert codes(search_materials(session, "M010"))[0] == "M010"
+
+
+def test_every_token_must_match(session):
+    page = search_materials(session, "chocolate dark", limit=50)
+    assert page.materials and all("dark" in m.name_en.lower() for m in page.materials)
+
+
+def test_filters_by_category_and_warehouse_and_stock(session):
+    dairy = find_category(session, "乳制品").id
+    page = search_materials(session, "奶", SearchFilters(category_id=dairy), limit=50)
+    assert page.materials and all(m.category_id == dairy for m in page.materials)
+    cold = find_warehouse(session, "Cold Store").id
+    page = search_materials(
+        session, "蛋", SearchFilters(warehouse_id=cold, in_stock=True, sites=ALL), limit=50
+    )
+    assert page.materials
+    for m in page.materials:
+        assert any(level.warehouse_id == cold and level.quantity > 0 for level in m.levels)
+
+
+def test_pagination_is_stable_and_counts_the_total(session):
+    first = search_materials(session, "粉", limit=5)
+    second = search_materials(session, "粉", limit=5, offset=5)
+    assert first.total == second.total > 10
+    assert not set(codes(first)) & set(codes(second))
+    assert first.more_available
+
+
+def test_nothing_found_and_empty_query(session):
+    assert search_materials(session, "火箭燃料").materials == []
+    empty = search_materials(session, "   ")
+    assert empty.materials == [] and empty.total == 0
+
+
+def test_inactive_materials_are_not_found(session):
+    material = session.scalar(select(Material).where(Material.code == "M005"))
+    material.active = False
+    session.commit()
+    assert "M005" not in codes(search_materials(session, "黑麦粉"))
+
+
+def test_index_follows_a_rename(session):
+    material = MaterialFactory(name_zh="开心果酱", name_en="Pistachio Paste")
+    index_material(session, material)
+    session.commit()
+    assert codes(search_materials(session, "开心果酱")) == [material.code]
+    material.name_zh, material.name_en, material.name_en_key = "榴莲果肉", "Durian Pulp", "durian pulp"
+    index_material(session, material)
+    session.commit()
+    assert material.code not in codes(search_materials(session, "开心果酱"))
+    assert codes(search_materials(session, "liulian"))[0] == material.code
+    assert codes(search_materials(session, "durian"))[0] == material.code
+
+
+def test_rebuild_index_command(runner, session):
+    result = runner.invoke(args=["rebuild-search-index"])
+    assert result.exit_code == 0 and "indexed 154 materials" in result.output
+    assert codes(search_materials(session, "面粉"))[0] == "M001"
