@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from inventory_ai.assistant.providers.offline import replies, words
+from inventory_ai.assistant.providers.offline import replies, tagger, words
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline.classifier import CHITCHAT, DESTRUCTIVE
 from inventory_ai.assistant.providers.offline.reading import Context, Plan, Reading, direction
@@ -109,8 +109,12 @@ def _still_to_come(label: str, text: str, r: Reading) -> str:
     buy = _said(words.BUY, text)
     if label in BOOKINGS.values() and ((buy and (future or r.slots.due)) or (r.slots.due and future)):
         label = "purchase"  # "申请淡奶油20箱，到货后搬到冷库", "500个月饼盒，明年七月底前到货": still to come
-    if label not in BOOKINGS.values() and r.slots.quantities and r.links.materials and (way := floor_way(r)):
-        label = BOOKINGS[way]  # "面包袋 入 三千五": the floor's 入/出 between the goods and the amount
+    if (
+        label in ("lookup", "stats", "low_stock", "movements")
+        and r.slots.quantities
+        and (f := tagger.booking(r))
+    ):
+        label = BOOKINGS[f.way]  # "冷库入淡奶油十箱", "面包袋 入 三千五": a read guessed, a booking told
     said = direction(text)
     if label == "purchase" and not r.slots.due and said and not buy and not _said(words.ON_ARRIVAL, text):
         label = BOOKINGS[said]  # "move some cream cheese over", "incoming: mango puree x4": nothing is bought
@@ -191,10 +195,3 @@ def _acted(text: str) -> str | None:
 
 def _only_names(masked: str) -> bool:
     return re.sub(words.ONLY_NAMES_FILLER, "", masked.lower()) == ""
-
-
-def floor_way(r: Reading) -> str | None:
-    """入 or 出 said as the floor says them: after the place (冷库入…), between the goods and the
-    amount (面包袋 入 三千五)."""
-    floor = re.search(words.FLOOR_ORDER, r.masked)
-    return {"入": "inbound", "出": "outbound"}[floor.group("way") or floor.group("way2")] if floor else None

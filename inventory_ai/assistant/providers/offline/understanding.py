@@ -16,6 +16,7 @@ from inventory_ai.assistant.providers.offline import (
     lookups,
     replies,
     tables,
+    tagger,
     teaching,
     words,
 )
@@ -36,7 +37,6 @@ from inventory_ai.services.screening import screen
 from inventory_ai.text import language_of
 
 DATA_LABELS = ("lookup", "stats", "low_stock", "movements")
-_floor_way = labels.floor_way
 
 
 def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
@@ -210,7 +210,7 @@ def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
 
 def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     kind = args.get("movement_type") or "outbound"
-    said = direction(r.text) or _floor_way(r)  # 冷库入淡奶油十箱: 入 after the place, before the goods
+    said = direction(r.text) or ((floor := tagger.booking(r)) and floor.way)  # 淡奶油10箱进冷库
     if said and said != kind and not (kind == "adjustment" and said in ("inbound", "outbound")):
         kind = said
     if said is None and kind in ("inbound", "outbound") and not _sure_ofdirection(r):
