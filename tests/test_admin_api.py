@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -347,6 +348,10 @@ def test_a_keyset_cursor_is_checked(client, admin):
     for cursor in ("nonsense", first["next"][:-3], "WzEsMl0"):  # not base64 JSON; cut; [1,2]
         refused = client.get(f"/api/v1/admin/materials?after={cursor}", headers=admin)
         assert refused.status_code == 422, cursor
+    for values in ([2**70], ["M\x00"]):  # no database takes these as parameters: refused, not a 500
+        cursor = base64.urlsafe_b64encode(json.dumps(values).encode()).decode()
+        path = "users" if isinstance(values[0], int) else "materials"
+        assert client.get(f"/api/v1/admin/{path}?after={cursor}", headers=admin).status_code == 422
     other = client.get("/api/v1/admin/stock/movements?per_page=1", headers=admin).json["next"]
     assert client.get(f"/api/v1/admin/materials?after={other}", headers=admin).status_code == 422
 

@@ -114,6 +114,9 @@ def _typed(column, value):
         return datetime.fromisoformat(value)
     if not isinstance(value, kind) or isinstance(value, bool):
         raise ValueError
+    # what neither database takes as a parameter: an integer beyond 64 bits, a NUL in text
+    if isinstance(value, int) and not -(2**63) <= value < 2**63 or isinstance(value, str) and "\x00" in value:
+        raise ValueError
     return value
 
 
