@@ -1,6 +1,6 @@
-"""The offline assistant on the kinds of request the fifth round of fresh outside sets (outside_l,
-outside_m, outside_n, written by helpers who had not read the code) showed it did not understand.
-Each test is a class of request in look-alike sentences, not a sentence of those sets."""
+"""The offline assistant on everyday kinds of request that fresh outside sets (written by helpers
+who had not read the code; tests/evaluation/README.md) showed it did not understand. Each test is a
+class of request in look-alike sentences, not a sentence of those sets."""
 
 from __future__ import annotations
 
@@ -160,7 +160,7 @@ def test_the_new_rules_do_not_overreach(app, role, text, tool):
     assert (call["name"] if call else None) == tool
 
 
-# --- the sixth round (outside_o to outside_q) ------------------------------------------------------
+# --- counts, sheets, typos, events, kinds asked about ----------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -195,7 +195,7 @@ def test_the_new_rules_do_not_overreach(app, role, text, tool):
         ("staff", "all purpose flour on hand?", "get_material_detail", {"material": "M003"}),
     ],
 )  # fmt: skip
-def test_the_sixth_rounds_classes(app, role, text, tool, expected):
+def test_counts_sheets_typos_events_and_kinds_asked_about(app, role, text, tool, expected):
     calls_first(app, role, text, tool, expected)
 
 
@@ -229,7 +229,7 @@ def test_a_table_of_typed_rows_with_codes(app):
     assert call["name"] == "format_report" and len(call["arguments"]["rows"]) == 2
 
 
-# --- what a hostile review of these rules found them doing wrong, each now held -------------------
+# --- told, checked, quoted and issued: each read as meant -----------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -264,7 +264,7 @@ def test_a_table_of_typed_rows_with_codes(app):
         ("purchaser", "what's the unit cost of 'cream cheese'?", "get_material_detail", {"material": "M034"}),
     ],
 )  # fmt: skip
-def test_what_the_hostile_review_found(app, role, text, tool, expected):
+def test_told_checked_quoted_and_issued_requests_read_as_meant(app, role, text, tool, expected):
     calls_first(app, role, text, tool, expected)
 
 
@@ -280,7 +280,7 @@ def test_days_before_yesterday_and_since_a_weekday():
         assert (period.since, period.until) == (since, until), text
 
 
-# --- the seventh round (outside_r to outside_t) ----------------------------------------------------
+# --- numbers spelled out, orders with amounts, quotes ----------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -305,7 +305,7 @@ def test_days_before_yesterday_and_since_a_weekday():
          {"material": "M005"}),
     ],
 )  # fmt: skip
-def test_the_seventh_rounds_classes(app, role, text, tool, expected):
+def test_spelled_out_numbers_orders_with_amounts_and_quotes(app, role, text, tool, expected):
     calls_first(app, role, text, tool, expected)
 
 
@@ -331,7 +331,7 @@ def test_booking_what_has_not_arrived_to_pass_an_audit_is_refused(app):
     assert body["rounds"] == [] and "不能" in body["reply"]
 
 
-# --- the eighth round (outside_u to outside_w) -----------------------------------------------------
+# --- picking, loose packs, sizes, pinyin -----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -360,7 +360,7 @@ def test_booking_what_has_not_arrived_to_pass_an_audit_is_refused(app):
         ("purchaser", "cai gou liang dun di jin mian fen", "create_purchase_request", {"material": "M002"}),
     ],
 )  # fmt: skip
-def test_the_eighth_rounds_classes(app, role, text, tool, expected):
+def test_picking_loose_packs_hyphenated_sizes_and_pinyin(app, role, text, tool, expected):
     calls_first(app, role, text, tool, expected)
 
 
@@ -375,7 +375,7 @@ def test_keeping_stock_back_off_the_books_is_refused(app):
     assert body["rounds"] == [] and "不能" in body["reply"]
 
 
-# --- the tenth round (outside_aa to outside_ac): losses, returns to the supplier, told events -------
+# --- losses, returns to the supplier, told events ---------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -403,7 +403,7 @@ def test_keeping_stock_back_off_the_books_is_refused(app):
         ("staff", "今天 salted butter 用了多少", "get_stock_movements", {"material": "M028"}),
     ],
 )  # fmt: skip
-def test_the_tenth_rounds_classes(app, role, text, tool, expected):
+def test_losses_returns_and_unloading(app, role, text, tool, expected):
     calls_first(app, role, text, tool, expected)
 
 
@@ -421,7 +421,7 @@ def test_the_loss_words_do_not_overreach(app, role, text, tool):
     assert (call["name"] if call else None) == tool
 
 
-# --- the twelfth round (read: outside_ac, outside_bb, outside_v misses, outside_cc's odd half) -------
+# --- arrivals in passing, scene-setting clauses, packs and bare counts -------------------------------
 
 
 @pytest.mark.parametrize(
@@ -464,7 +464,7 @@ def test_the_loss_words_do_not_overreach(app, role, text, tool):
         ("manager", "请问仓库里有没有蜂蜜相关的原料", "get_material_detail", {"material": "M022"}),
     ],
 )  # fmt: skip
-def test_the_twelfth_rounds_classes(app, role, text, tool, expected):
+def test_arrivals_in_passing_scene_setting_and_bare_pack_counts(app, role, text, tool, expected):
     calls_first(app, role, text, tool, expected)
 
 
@@ -512,7 +512,7 @@ def test_teaching_said_around_its_phrases(app, text, tool, phrase):
 @pytest.mark.parametrize(
     ("role", "text", "tool", "expected"),
     [
-        # what a hostile review of round 12 found the new rules did to ordinary requests
+        # ordinary requests the arrival, scene and pack rules must not change
         ("staff", "got 2 bags of rye flour out for the bread line", "record_stock_movement",
          {"material": "M005", "movement_type": "outbound"}),
         ("staff", "新进的无盐黄油领了2箱", "record_stock_movement", {"material": "M027", "movement_type": "outbound"}),
@@ -537,7 +537,7 @@ def test_teaching_said_around_its_phrases(app, text, tool, phrase):
         ("staff", "高筋面粉出库 12.5", "record_stock_movement", {"material": "M001", "quantity": 12.5}),
     ],
 )  # fmt: skip
-def test_the_twelfth_rounds_rules_do_not_overreach(app, role, text, tool, expected):
+def test_arrival_and_pack_rules_leave_ordinary_bookings_alone(app, role, text, tool, expected):
     calls_first(app, role, text, tool, expected)
 
 
