@@ -16,7 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import and_, exists, func, select
+from sqlalchemy import and_, exists, func, literal_column, select, union_all
 from sqlalchemy.orm import Session, aliased
 
 from inventory_ai.models import Material, MaterialSearchTerm, StockLevel
@@ -86,6 +86,18 @@ def _condition(terms, token: Token, exact_term: str | None = None):
     return and_(terms.term >= token.prefix, terms.term < token.prefix + _HIGH)
 
 
+def _in_fields(terms, fields: tuple[int, ...]):
+    """`field = x` for one field: only an equality lets the index be read in (material_id) order.
+    Every field but descriptions (NAMED) is the range `field < DESCRIPTION`: a range on the
+    index's second column keeps its order on both databases, where `IN (...)` on PostgreSQL
+    does not (it then reads a bitmap of every posting of the term before a LIMIT can stop it)."""
+    if len(fields) == 1:
+        return terms.field == fields[0]
+    if set(fields) == set(NAMED) and max(NAMED) < DESCRIPTION:
+        return terms.field < DESCRIPTION
+    return terms.field.in_(fields)
+
+
 def _postings(tokens: list[Token], fields: tuple[int, ...]):
     """Material ids having every token, driven from the term index in its own order.
 
@@ -97,26 +109,64 @@ def _postings(tokens: list[Token], fields: tuple[int, ...]):
     parts.sort(key=lambda part: part[1] is None)  # exact terms drive; prefixes probe
     (driver_token, driver_term), *others = parts
     driver = aliased(MaterialSearchTerm)
-
-    def in_fields(terms):  # `field = x`, not `IN (x)`: only an equality lets the index be read in order
-        return terms.field == fields[0] if len(fields) == 1 else terms.field.in_(fields)
-
-    stmt = select(driver.material_id).where(_condition(driver, driver_token, driver_term), in_fields(driver))
+    stmt = select(driver.material_id).where(
+        _condition(driver, driver_token, driver_term), _in_fields(driver, fields)
+    )
     for token, term in others:
         probe = aliased(MaterialSearchTerm)
         stmt = stmt.where(
             exists().where(
                 probe.material_id == driver.material_id,
-                in_fields(probe),
+                _in_fields(probe, fields),
                 _condition(probe, token, term),
             )
         )
-    # Read the index in its own order and stop after a page. For a prefix, order by `term` only:
-    # after a range on `term` the planner treats `field` as a filter, and asking for
-    # (term, material_id) makes it sort every row of the range. Within one term the scan follows
-    # the index, (field, material_id), on SQLite and PostgreSQL alike.
-    order = (driver.material_id,) if driver_term is not None else (driver.term,)
-    return stmt, driver, order
+    # Read the index in its own order and stop after a page. For a prefix, order by the index's
+    # whole key (term, field, material_id): after a range on `term` the planner treats `field` as
+    # a filter, and asking for (term, material_id) makes it sort every row of the range, while
+    # `term` alone left the order within a term to the plan (on PostgreSQL a page of 4 and a page
+    # of 10 could then pick different materials of one term).
+    order = (
+        (driver.material_id,) if driver_term is not None else (driver.term, driver.field, driver.material_id)
+    )
+    return stmt, driver, order, driver_term is not None
+
+
+def _tier(number: int, stmt, key_text=None, key_int=None, material_id=Material.id, *, limit: int):
+    """One ranking tier as rows (tier, key_text, key_int, material id), at most `limit` of them:
+    the keys repeat the tier's own ORDER BY, so the rows of every tier can come back in one
+    statement and be put in rank order afterwards (a UNION ALL promises no order of its own)."""
+    ranked = stmt.with_only_columns(
+        literal_column(str(number)).label("tier"),
+        (key_text if key_text is not None else literal_column("''")).label("key_text"),
+        (key_int if key_int is not None else literal_column("0")).label("key_int"),
+        material_id.label("material_id"),
+        maintain_column_froms=True,
+    ).limit(limit)
+    sub = ranked.subquery()
+    return select(sub.c.tier, sub.c.key_text, sub.c.key_int, sub.c.material_id)
+
+
+def _ranked_ids(session: Session, tiers: list, wanted: int, ids: list[int], seen: set[int], extra=None):
+    """Run these tiers in one statement and append their new ids in rank order until `wanted`.
+    `extra` (another select of four columns, tier COUNTED) rides along; its row is returned."""
+    stmt = (
+        union_all(*tiers, *([extra] if extra is not None else []))
+        if len(tiers) > 1 or extra is not None
+        else tiers[0]
+    )
+    rows = session.execute(stmt).all()
+    counted = next((r for r in rows if r[0] == COUNTED), None)
+    for _, _, _, mid in sorted((r for r in rows if r[0] != COUNTED), key=lambda r: (r[0], r[1], r[2], r[3])):
+        if len(ids) >= wanted:
+            break
+        if mid not in seen:
+            seen.add(mid)
+            ids.append(mid)
+    return counted
+
+
+COUNTED = 99  # the row of _ranked_ids' statement that carries the capped total
 
 
 def _filter_conditions(filters: SearchFilters) -> list:
@@ -144,7 +194,10 @@ def search_materials(
     described: bool = True,
 ) -> SearchPage:
     """Materials matching every word of the query by name, synonym, spec, category or supplier;
-    when none does (and `described`), by their descriptions, the rarest shared words first."""
+    when none does (and `described`), by their descriptions, the rarest shared words first.
+
+    Two statements in the common case: the first tiers of the ranking and the capped total in
+    one, the page's materials in the other; the later tiers run only while the page is not full."""
     filters = filters or SearchFilters()
     tokens = parse_query(query)
     text = normalise(query)
@@ -157,29 +210,39 @@ def search_materials(
     ids: list[int] = []
     seen: set[int] = set()
 
-    def take(stmt) -> None:
-        need = wanted - len(ids)
-        if need <= 0:
-            return
-        for (mid,) in session.execute(stmt.limit(need + len(seen))):
-            if mid not in seen:
-                seen.add(mid)
-                ids.append(mid)
-                if len(ids) >= wanted:
-                    return
+    def postings_tier(number: int, fields: tuple[int, ...]):
+        stmt, driver, order, exact = _postings(tokens, fields)
+        stmt = stmt.join(Material, Material.id == driver.material_id).where(*conditions).order_by(*order)
+        if exact:  # (field, material_id) within one term: the material id orders it
+            return _tier(number, stmt, material_id=driver.material_id, limit=wanted)
+        return _tier(number, stmt, driver.term, driver.field, driver.material_id, limit=wanted)
 
     base = select(Material.id).where(*conditions)
-    # 1. exact code  2. exact name  3. name prefix (index range scans, not LIKE)
-    take(base.where(Material.code == text.upper()))
-    take(base.where((Material.name_zh == text) | (Material.name_en_key == text)).order_by(Material.id))
+    first = [
+        # 1. exact code  2. exact name  3. name prefix (index range scans, not LIMIT)
+        _tier(1, base.where(Material.code == text.upper()), limit=wanted),
+        _tier(
+            2,
+            base.where((Material.name_zh == text) | (Material.name_en_key == text)).order_by(Material.id),
+            limit=wanted,
+        ),
+    ]
     # One query per name index: an OR of the two ranges makes the planner walk one index whole.
-    for name in (Material.name_zh, Material.name_en_key):
-        take(base.where(name > text, name < text + _HIGH).order_by(name))
-    # 4. name contains every token  5. spec / category / supplier  6. each token in one or the other
-    # (as the total counts them): index-driven, and a step runs only while the page is not full.
-    for fields in ((NAME,), (SYNONYM,), (DETAIL,), NAMED):
-        stmt, driver, order = _postings(tokens, fields)
-        take(stmt.join(Material, Material.id == driver.material_id).where(*conditions).order_by(*order))
+    # Ties of one name by id: the index's own order on SQLite, a cheap incremental sort on PostgreSQL.
+    for number, name in ((3, Material.name_zh), (4, Material.name_en_key)):
+        ranged = base.where(name > text, name < text + _HIGH).order_by(name, Material.id)
+        first.append(_tier(number, ranged, name, limit=wanted))
+    # 5. name contains every token
+    first.append(postings_tier(5, (NAME,)))
+    counted = _ranked_ids(session, first, wanted, ids, seen, extra=_capped_total(tokens, conditions))
+    # 6. synonyms  7. spec / category / supplier  8. each token in one or the other (as the total
+    # counts them): only while the page is not full. For one exact term 8 holds nothing 5-7 did
+    # not (the index keeps a term of a material in one field only), so it is not read.
+    if len(ids) < wanted:
+        _ranked_ids(session, [postings_tier(6, (SYNONYM,)), postings_tier(7, (DETAIL,))], wanted, ids, seen)
+    single_term = len(tokens) == 1 and len(tokens[0].exact) == 1
+    if len(ids) < wanted and not single_term:
+        _ranked_ids(session, [postings_tier(8, NAMED)], wanted, ids, seen)
     if not ids and described:
         ids = _described(session, tokens, conditions)
         total = len(ids)
@@ -189,18 +252,8 @@ def search_materials(
         )
         return SearchPage([found[i] for i in page if i in found], total, False, offset, limit)
 
-    # The total, capped: read at most 2 x (cap + 1) postings in index order (this stops early on
-    # both databases; a DISTINCT ... LIMIT does not on PostgreSQL, which aggregates every match
-    # first) and count the distinct materials among them. A material can stand in several postings
-    # (a prefix matching two of its terms), so a full read means "at least", never exact.
-    stmt, driver, _ = _postings(tokens, NAMED)
-    read_cap = 2 * (COUNT_CAP + 1)
-    postings = (
-        stmt.join(Material, Material.id == driver.material_id).where(*conditions).limit(read_cap).subquery()
-    )
-    read, distinct = session.execute(
-        select(func.count(), func.count(func.distinct(postings.c.material_id)))
-    ).one()
+    _, _, read, distinct = counted
+    read_cap = COUNT_CAP + 1 if _exact_driver(tokens) else 2 * (COUNT_CAP + 1)
     total = distinct if read < read_cap else max(distinct, COUNT_CAP + 1)
     page_ids = ids[offset:wanted]
     by_id = (
@@ -214,6 +267,36 @@ def search_materials(
         total_capped=total > COUNT_CAP,
         offset=offset,
         limit=limit,
+    )
+
+
+def _exact_driver(tokens: list[Token]) -> bool:
+    return any(t.exact for t in tokens)
+
+
+def _capped_total(tokens: list[Token], conditions: list):
+    """The total, capped, as a row (COUNTED, '', postings read, distinct materials among them).
+
+    Read the postings in index order and stop: an exact term holds a material once (the index
+    keeps each of a material's terms in one field only), so COUNT_CAP + 1 postings tell "more than
+    the cap"; a prefix can match several terms of one material, so twice that many are read and
+    the distinct materials counted (a full read then means "at least"). Ordering by the index's
+    own columns makes both databases scan it and stop at the LIMIT: without it PostgreSQL chose a
+    bitmap of every posting of a single character (0.8-1.0 s for 面 at 1,000,000 materials)."""
+    stmt, driver, _, exact = _postings(tokens, NAMED)
+    read_cap = COUNT_CAP + 1 if exact else 2 * (COUNT_CAP + 1)
+    postings = (
+        stmt.join(Material, Material.id == driver.material_id)
+        .where(*conditions)
+        .order_by(driver.term, driver.field, driver.material_id)
+        .limit(read_cap)
+        .subquery()
+    )
+    return select(
+        literal_column(str(COUNTED)),
+        literal_column("''"),
+        func.count(),
+        func.count(func.distinct(postings.c.material_id)),
     )
 
 
