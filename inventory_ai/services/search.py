@@ -16,7 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import and_, exists, func, literal_column, select, union_all
+from sqlalchemy import String, and_, bindparam, exists, func, literal_column, select, union_all
 from sqlalchemy.orm import Session, aliased
 
 from inventory_ai.models import Material, MaterialSearchTerm, StockLevel
@@ -80,10 +80,37 @@ class SearchPage:
         return self.offset + len(self.materials) < self.total or self.total_capped
 
 
-def _condition(terms, token: Token, exact_term: str | None = None):
+def _condition(terms, token: Token, exact_term=None):
     if exact_term is not None:
         return terms.term == exact_term
-    return and_(terms.term >= token.prefix, terms.term < token.prefix + _HIGH)
+    high = getattr(token, "prefix_high", None)
+    return and_(terms.term >= token.prefix, terms.term < (high if high is not None else token.prefix + _HIGH))
+
+
+@dataclass(frozen=True)
+class _BoundToken:
+    """A token whose terms are bind parameters: one built statement serves every query of its shape."""
+
+    exact: tuple = ()
+    prefix: object = None
+    prefix_high: object = None
+
+
+def _bound(tokens: list[Token], params: dict) -> list[_BoundToken]:
+    bound = []
+    for i, token in enumerate(tokens):
+        exact = []
+        for j, term in enumerate(token.exact):
+            params[f"e{i}_{j}"] = term
+            exact.append(bindparam(f"e{i}_{j}", type_=String))
+        if token.prefix:
+            params[f"p{i}"], params[f"h{i}"] = token.prefix, token.prefix + _HIGH
+            bound.append(
+                _BoundToken(tuple(exact), bindparam(f"p{i}", type_=String), bindparam(f"h{i}", type_=String))
+            )
+        else:
+            bound.append(_BoundToken(tuple(exact)))
+    return bound
 
 
 def _in_fields(terms, fields: tuple[int, ...]):
@@ -105,7 +132,9 @@ def _postings(tokens: list[Token], fields: tuple[int, ...]):
     every other term is an EXISTS probe. With one field and an exact driver the rows come out in
     material_id order without a sort, so a page stops early instead of reading the whole posting list.
     """
-    parts = [(t, term) for t in tokens for term in t.exact] + [(t, None) for t in tokens if t.prefix]
+    parts = [(t, term) for t in tokens for term in t.exact] + [
+        (t, None) for t in tokens if t.prefix is not None
+    ]
     parts.sort(key=lambda part: part[1] is None)  # exact terms drive; prefixes probe
     (driver_token, driver_term), *others = parts
     driver = aliased(MaterialSearchTerm)
@@ -147,15 +176,10 @@ def _tier(number: int, stmt, key_text=None, key_int=None, material_id=Material.i
     return select(sub.c.tier, sub.c.key_text, sub.c.key_int, sub.c.material_id)
 
 
-def _ranked_ids(session: Session, tiers: list, wanted: int, ids: list[int], seen: set[int], extra=None):
-    """Run these tiers in one statement and append their new ids in rank order until `wanted`.
-    `extra` (another select of four columns, tier COUNTED) rides along; its row is returned."""
-    stmt = (
-        union_all(*tiers, *([extra] if extra is not None else []))
-        if len(tiers) > 1 or extra is not None
-        else tiers[0]
-    )
-    rows = session.execute(stmt).all()
+def _ranked_ids(session: Session, stmt, params: dict, wanted: int, ids: list[int], seen: set[int]):
+    """Run one built statement of tiers and append their new ids in rank order until `wanted`;
+    the row of the capped total (tier COUNTED), when the statement has one, is returned."""
+    rows = session.execute(stmt, params).all()
     counted = next((r for r in rows if r[0] == COUNTED), None)
     for _, _, _, mid in sorted((r for r in rows if r[0] != COUNTED), key=lambda r: (r[0], r[1], r[2], r[3])):
         if len(ids) >= wanted:
@@ -209,40 +233,36 @@ def search_materials(
     wanted = offset + limit
     ids: list[int] = []
     seen: set[int] = set()
-
-    def postings_tier(number: int, fields: tuple[int, ...]):
-        stmt, driver, order, exact = _postings(tokens, fields)
-        stmt = stmt.join(Material, Material.id == driver.material_id).where(*conditions).order_by(*order)
-        if exact:  # (field, material_id) within one term: the material id orders it
-            return _tier(number, stmt, material_id=driver.material_id, limit=wanted)
-        return _tier(number, stmt, driver.term, driver.field, driver.material_id, limit=wanted)
-
-    base = select(Material.id).where(*conditions)
-    first = [
-        # 1. exact code  2. exact name  3. name prefix (index range scans, not LIMIT)
-        _tier(1, base.where(Material.code == text.upper()), limit=wanted),
-        _tier(
-            2,
-            base.where((Material.name_zh == text) | (Material.name_en_key == text)).order_by(Material.id),
-            limit=wanted,
-        ),
-    ]
-    # One query per name index: an OR of the two ranges makes the planner walk one index whole.
-    # Ties of one name by id: the index's own order on SQLite, a cheap incremental sort on PostgreSQL.
-    for number, name in ((3, Material.name_zh), (4, Material.name_en_key)):
-        ranged = base.where(name > text, name < text + _HIGH).order_by(name, Material.id)
-        first.append(_tier(number, ranged, name, limit=wanted))
-    # 5. name contains every token
-    first.append(postings_tier(5, (NAME,)))
-    counted = _ranked_ids(session, first, wanted, ids, seen, extra=_capped_total(tokens, conditions))
+    params = {"code": text.upper(), "text": text, "text_high": text + _HIGH}
+    if filters.category_id is not None:
+        params["category_id"] = filters.category_id
+    if filters.warehouse_id is not None:
+        params["warehouse_id"] = filters.warehouse_id
+    bound = _bound(tokens, params)
+    shape = (
+        tuple((len(t.exact), bool(t.prefix)) for t in tokens),
+        filters.category_id is not None,
+        filters.warehouse_id is not None,
+        filters.in_stock,
+        None
+        if filters.sites is None
+        else (None if filters.sites.ids is None else tuple(sorted(filters.sites.ids))),
+        wanted,
+    )
+    built = _BUILT.get(shape)
+    if built is None:
+        if len(_BUILT) >= 512:  # shapes are few; this only bounds a pathological caller
+            _BUILT.clear()
+        built = _BUILT[shape] = _statements(bound, _bound_conditions(filters), wanted)
+    first, later, named = built
+    counted = _ranked_ids(session, first, params, wanted, ids, seen)
     # 6. synonyms  7. spec / category / supplier  8. each token in one or the other (as the total
     # counts them): only while the page is not full. For one exact term 8 holds nothing 5-7 did
     # not (the index keeps a term of a material in one field only), so it is not read.
     if len(ids) < wanted:
-        _ranked_ids(session, [postings_tier(6, (SYNONYM,)), postings_tier(7, (DETAIL,))], wanted, ids, seen)
-    single_term = len(tokens) == 1 and len(tokens[0].exact) == 1
-    if len(ids) < wanted and not single_term:
-        _ranked_ids(session, [postings_tier(8, NAMED)], wanted, ids, seen)
+        _ranked_ids(session, later, params, wanted, ids, seen)
+    if len(ids) < wanted and named is not None:
+        _ranked_ids(session, named, params, wanted, ids, seen)
     if not ids and described:
         ids = _described(session, tokens, conditions)
         total = len(ids)
@@ -256,11 +276,7 @@ def search_materials(
     read_cap = COUNT_CAP + 1 if _exact_driver(tokens) else 2 * (COUNT_CAP + 1)
     total = distinct if read < read_cap else max(distinct, COUNT_CAP + 1)
     page_ids = ids[offset:wanted]
-    by_id = (
-        {m.id: m for m in session.scalars(select(Material).where(Material.id.in_(page_ids)))}
-        if page_ids
-        else {}
-    )
+    by_id = {m.id: m for m in session.scalars(_PAGE, {"ids": page_ids})} if page_ids else {}
     return SearchPage(
         materials=[by_id[i] for i in page_ids if i in by_id],
         total=min(total, COUNT_CAP),
@@ -268,6 +284,62 @@ def search_materials(
         offset=offset,
         limit=limit,
     )
+
+
+_BUILT: dict[tuple, tuple] = {}  # query shape -> its statements (services run in one process's threads)
+_PAGE = select(Material).where(Material.id.in_(bindparam("ids", expanding=True)))
+
+
+def _bound_conditions(filters: SearchFilters) -> list:
+    """_filter_conditions with the category and warehouse as bind parameters."""
+    conditions = [Material.active.is_(True)]
+    if filters.category_id is not None:
+        conditions.append(Material.category_id == bindparam("category_id"))
+    if filters.warehouse_id is not None or filters.in_stock:
+        level = [StockLevel.material_id == Material.id, filters.sites.where(StockLevel.warehouse_id)]
+        if filters.warehouse_id is not None:
+            level.append(StockLevel.warehouse_id == bindparam("warehouse_id"))
+        if filters.in_stock:
+            level.append(StockLevel.quantity > 0)
+        conditions.append(exists().where(and_(*level)))
+    return conditions
+
+
+def _statements(tokens: list, conditions: list, wanted: int) -> tuple:
+    """The ranking's statements for one shape of query: tiers 1-5 with the capped total, 6-7, and 8
+    (None when it cannot add anything)."""
+
+    def postings_tier(number: int, fields: tuple[int, ...]):
+        stmt, driver, order, exact = _postings(tokens, fields)
+        stmt = stmt.join(Material, Material.id == driver.material_id).where(*conditions).order_by(*order)
+        if exact:  # (field, material_id) within one term: the material id orders it
+            return _tier(number, stmt, material_id=driver.material_id, limit=wanted)
+        return _tier(number, stmt, driver.term, driver.field, driver.material_id, limit=wanted)
+
+    base = select(Material.id).where(*conditions)
+    first = [
+        # 1. exact code  2. exact name  3. name prefix (index range scans, not LIKE)
+        _tier(1, base.where(Material.code == bindparam("code")), limit=wanted),
+        _tier(
+            2,
+            base.where(
+                (Material.name_zh == bindparam("text")) | (Material.name_en_key == bindparam("text"))
+            ).order_by(Material.id),
+            limit=wanted,
+        ),
+    ]
+    # One query per name index: an OR of the two ranges makes the planner walk one index whole.
+    # Ties of one name by id: the index's own order on SQLite, a cheap incremental sort on PostgreSQL.
+    for number, name in ((3, Material.name_zh), (4, Material.name_en_key)):
+        ranged = base.where(name > bindparam("text"), name < bindparam("text_high")).order_by(
+            name, Material.id
+        )
+        first.append(_tier(number, ranged, name, limit=wanted))
+    first.append(postings_tier(5, (NAME,)))  # 5. name contains every token
+    first = union_all(*first, _capped_total(tokens, conditions))
+    later = union_all(postings_tier(6, (SYNONYM,)), postings_tier(7, (DETAIL,)))
+    single_term = len(tokens) == 1 and len(tokens[0].exact) == 1 and not tokens[0].prefix
+    return first, later, None if single_term else postings_tier(8, NAMED)
 
 
 def _exact_driver(tokens: list[Token]) -> bool:
