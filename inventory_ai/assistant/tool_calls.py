@@ -300,7 +300,7 @@ class CallRunner:
         started = time.monotonic()
         deadline = started + p.tool.timeout_seconds if deadline is None else deadline
         with (
-            answer_spans.tool_call(p.call.name, p.call_id, p.call.id, p.arguments) as span,
+            answer_spans.tool_call(p.call.name, p.call_id, p.call.id) as span,
             Session(bind=context.engine, expire_on_commit=False) as session,
         ):
             ctx = replace(context, session=session, tool_call_id=p.call_id)
@@ -322,7 +322,7 @@ class CallRunner:
                 outcome = CallOutcome.failed(
                     ExecutionFailed(f"{p.call.name} failed unexpectedly; the error was logged")
                 )
-            span.settle(outcome)
+            span.settle(outcome, p.arguments)
         outcome.duration_ms = int((time.monotonic() - started) * 1000)
         return outcome
 
