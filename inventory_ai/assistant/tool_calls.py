@@ -37,7 +37,6 @@ from inventory_ai.models import CallStatus, ToolCallRecord
 from inventory_ai.observability import FLAGGED, TOOL_CALLS, TOOL_SECONDS
 from inventory_ai.services import audit
 from inventory_ai.services.screening import screen_data
-from inventory_ai.text import storable
 
 log = get_logger(__name__)
 
@@ -136,7 +135,7 @@ class CallRunner:
             "denied" if outcome.denied_warehouse else outcome.status,
             user_id=user.id,
             role=user.role,
-            tool_name=storable(tool_name)[:64],
+            tool_name=tool_name[:64],  # made storable as it came: model_chain.ask, call_directly
             arguments=arguments if isinstance(arguments, dict) else {"raw": str(arguments)},
             error_type=outcome.error_type,
             duration_ms=outcome.duration_ms,
