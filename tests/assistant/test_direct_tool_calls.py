@@ -26,6 +26,15 @@ def test_a_read_returns_real_data_and_is_audited_as_from_mcp(app):
     assert event.detail == "source=mcp" and event.tool_name == "search_materials"
 
 
+def test_a_name_the_database_cannot_keep_is_refused_and_audited_cleaned(app):
+    # The stdio server has no HTTP door that refuses NUL: call_directly cleans what comes in.
+    result = manager().call_directly(db.session, user_named("staff"), "search\x00mat\ud800", {})
+    assert result.status == "error" and json.loads(result.content)["error"]["type"] == "PermissionDenied"
+    db.session.expire_all()
+    event = db.session.scalars(select(AuditEvent).where(AuditEvent.action == "tool_call")).all()[-1]
+    assert event.tool_name == "search\ufffdmat\ufffd" and event.detail == "source=mcp"
+
+
 def test_a_tool_the_user_lacks_or_an_admin_switched_off_is_refused(app):
     staff = user_named("staff")
     refused = manager().call_directly(
