@@ -21,8 +21,8 @@ from inventory_ai.config import Config
 from inventory_ai.extensions import db
 from inventory_ai.models import ROLES, CatalogAlias, Material, StockLevel, Warehouse
 from inventory_ai.services import clock
+from inventory_ai.services.bookings import MOVEMENTS_BY_ROLE
 from inventory_ai.services.intents import active_intents
-from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
 
 EXTENSION_KEY = "inventory_ai.assistant"
 DECISIONS_KEY = "inventory_ai.decisions"
