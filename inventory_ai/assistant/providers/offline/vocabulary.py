@@ -1,117 +1,123 @@
-"""The catalogue's words, for linking: the characters and English words of material names and
-aliases (is a piece of a request worth a search? is an unknown word a typo of a name's?), the
-search index's ASCII terms (can a search for this phrase find anything?) and the sound of each
-Chinese name (他他粉 is typed for 塔塔粉). Read again when a material is added or changed (one small
-query a message tells) and every VOCABULARY_SECONDS (aliases)."""
+"""The catalogue's words, for linking, asked of the search index (services/catalogue_view.py) as a
+request needs them, never read whole (a million names have millions of words): which characters of
+a request occur in names (is a piece worth a search?), whether an English word is a name's or a
+typo of one ("choclate"), and which name a Chinese run sounds like (他他粉 is typed for 塔塔粉).
+Aliases (the directory, in memory) count as names."""
 
 from __future__ import annotations
 
+import difflib
 import re
-import time
-from dataclasses import dataclass, field
 
 from pypinyin import lazy_pinyin
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
 
+from inventory_ai.assistant.providers.offline.slots import PACKS
 from inventory_ai.assistant.providers.offline.words import ZH_SINGLE_STOP
-from inventory_ai.models import Material, MaterialSearchTerm
-from inventory_ai.services.search import DESCRIPTION, MAX_TERM, normalise, stem
+from inventory_ai.services.catalogue_view import CatalogueView
 from inventory_ai.text import CJK_RUN
 
 
-@dataclass
 class Vocabulary:
-    chars: set[str]
-    words: list[str]  # English words of four letters or more, for typos
-    word_set: set[str]  # every English word of three letters or more, for plurals and run-together words
-    loaded_at: float
-    names_zh: str = ""  # every Chinese name, one after another (is a short name part of one?)
-    sounds: dict[str, str] = field(default_factory=dict)  # pinyin -> the one name of 3+ characters it is
+    def __init__(self, view: CatalogueView, aliases: dict):
+        self.view = view
+        self._alias_chars = {c for phrase in aliases for c in phrase}
+        words = {w for phrase in aliases for w in re.findall(r"[a-z][a-z0-9]{2,}", phrase)}
+        self._alias_words = words | {w[:-3] + "y" for w in words if w.endswith("ies")}
+        self._known: dict[str, bool] = {}
 
-    def may_find(self, phrase: str, session: Session) -> bool:
-        """Whether a search for this phrase can find anything: every word of it begins some term
-        of the index (the search's own rule), one index lookup a word (the index's terms are not
-        held in memory: a million materials have millions)."""
-        for word in re.findall(r"[a-z0-9]+", normalise(phrase)):
-            prefix = stem(word)[:MAX_TERM]
-            term = MaterialSearchTerm.term
-            # a description's words alone do not make a phrase worth searching (they find too much)
-            found = select(term).where(
-                term >= prefix, term < prefix + "\uffff", MaterialSearchTerm.field != DESCRIPTION
-            )
-            if session.scalar(found.limit(1)) is None:
-                return False
-        return True
+    def chars_of(self, text: str) -> set[str]:
+        """The characters of a text that some name or alias has."""
+        asked = {c for c in text if "\u4e00" <= c <= "\u9fff"}
+        return (asked & self._alias_chars) | self.view.in_names(asked - self._alias_chars)
+
+    def is_word(self, word: str) -> bool:
+        """A whole word of some name or alias."""
+        if word not in self._known:
+            self._known[word] = word in self._alias_words or self.view.is_word(word)
+        return self._known[word]
+
+    def spelled(self, word: str) -> str:
+        """A word the catalogue does not have, read as the one it most likely meant: a plural
+        ("sheets"), two words run together ("ryeflour"), or a typo ("choclate"). A typo keeps
+        its first letter, so an ordinary word ("money") is not read as a name ("honey")."""
+        if len(word) < 4 or re.fullmatch(PACKS, word) or not word.isalpha():
+            return word  # a pack ("cases") is never a typo of a name ("cashews")
+        if self.view.begins_a_word(word) or any(w.startswith(word) for w in self._alias_words):
+            return word
+        for singular in (word[:-1], word[:-2]) if word.endswith("s") else ():
+            if self.is_word(singular):
+                return singular
+        for cut in range(3, len(word) - 2):
+            if self.is_word(word[:cut]) and self.is_word(word[cut:]):
+                return f"{word[:cut]} {word[cut:]}"
+        # Words that begin as it does (its first two letters, or the first and third for a slip in
+        # the second): near in length, and not a word it merely begins with ("bakery" is no typo
+        # of "bake" or of the "baker" in "baker's ammonia").
+        near = {
+            w
+            for start in {word[:2], word[0] + word[2]}
+            for w in [*self.view.words_beginning(start), *self._alias_words]
+            if w.startswith(start[0])
+            and w.isalpha()
+            and len(w) >= 4
+            and abs(len(w) - len(word)) <= 2
+            and not word.startswith(w)
+        }
+        # One slip in a short word, two in a longer one: "suger" is sugar, "bored" (two slips from
+        # "bread") is bored.
+        slips = 1 if len(word) <= 5 else 2
+        close = [
+            w
+            for w in difflib.get_close_matches(word, sorted(near), n=3, cutoff=0.8)
+            if _slips(word, w) <= slips
+        ]
+        return close[0] if close else word
+
+    def sounds(self, said: list[str]) -> dict[str, str]:
+        """pinyin -> the one name of three characters or more that sounds so."""
+        return self.view.sounding(said)
+
+    def sounds_like(self, text: str) -> dict[str, tuple[str, tuple[int, int]]]:
+        """Names typed with a character that sounds the same (他他粉 for 塔塔粉, 马私卡彭 for 马斯卡彭):
+        name -> (what was typed, where). Three characters or more, one of them the name's own, and
+        the sound shared by no other name: one index query for every piece of the text."""
+        pieces: list[tuple[str, str, tuple[int, int]]] = []
+        for run in CJK_RUN.finditer(text):
+            value = run.group(0)
+            syllables = lazy_pinyin(value, errors="ignore")
+            if len(value) < 3 or len(syllables) != len(value):
+                continue
+            for size in range(min(len(value), 8), 2, -1):
+                for i in range(len(value) - size + 1):
+                    span = (run.start() + i, run.start() + i + size)
+                    pieces.append(("".join(syllables[i : i + size]), value[i : i + size], span))
+        by_sound = self.sounds(list(dict.fromkeys(p[0] for p in pieces)))
+        found: dict[str, tuple[str, tuple[int, int]]] = {}
+        for sound, typed, span in pieces:
+            name = by_sound.get(sound)
+            differs = [c for c, n in zip(typed, name or "", strict=False) if c != n]
+            if (
+                name
+                and name != typed
+                and set(name) & set(typed)
+                and name not in found
+                and not any(c in ZH_SINGLE_STOP or c in "又也只都就还和或跟" for c in differs)
+            ):  # never a request word for a name's character: 花生又到了 is not 花生油
+                found[name] = (typed, span)
+        return found
 
 
-_VOCABULARY: dict[str, Vocabulary] = {}
-VOCABULARY_SECONDS = 120.0  # the catalogue's words are read again this often (new materials)
-# At most this many names are read into memory (their characters, words and sounds, for typos and
-# homophones); a larger catalogue is linked through the search index beyond them.
-VOCABULARY_NAMES = 20_000
-
-
-def catalogue_words(session: Session, aliases: dict[str, list[tuple[str, str]]]) -> Vocabulary:
-    # Two index lookups (materials are never deleted: a new one raises the id, a change updated_at).
-    version = tuple(session.execute(select(func.max(Material.id), func.max(Material.updated_at))).one())
-    key = f"{session.get_bind().url}|{version}"
-    known = _VOCABULARY.get(key)
-    if known is not None and time.monotonic() - known.loaded_at < VOCABULARY_SECONDS:
-        return known
-    _VOCABULARY.clear()  # one catalogue version at a time
-    chars: set[str] = set()
-    words: set[str] = set()
-    names_zh: list[str] = []
-    for name_zh, name_en in session.execute(
-        select(Material.name_zh, Material.name_en).where(Material.active.is_(True)).limit(VOCABULARY_NAMES)
-    ):
-        names_zh.append(name_zh)
-        chars |= set(name_zh)
-        words |= set(re.findall(r"[a-z][a-z0-9]{2,}", name_en.lower()))
-    for phrase in aliases:
-        chars |= set(phrase)
-        words |= set(re.findall(r"[a-z][a-z0-9]{2,}", phrase))
-    words |= {w[:-3] + "y" for w in words if w.endswith("ies")}  # a typo of "cranberry" is near it
-    sounds: dict[str, list[str]] = {}
-    for name in names_zh:
-        if len(name) >= 3:
-            sounds.setdefault("".join(lazy_pinyin(name, errors="ignore")), []).append(name)
-    known = _VOCABULARY[key] = Vocabulary(
-        chars,
-        sorted(w for w in words if len(w) >= 4),
-        words,
-        time.monotonic(),
-        "|".join(names_zh),
-        {sound: names[0] for sound, names in sounds.items() if len(names) == 1},
-    )
-    return known
-
-
-def sounds_like(vocabulary: Vocabulary, text: str) -> dict[str, tuple[str, tuple[int, int]]]:
-    """Names typed with a character that sounds the same (他他粉 for 塔塔粉, 马私卡彭 for 马斯卡彭):
-    name -> (what was typed, where). Three characters or more, one of them the name's own, and
-    the sound shared by no other name."""
-    by_sound = vocabulary.sounds
-    found: dict[str, tuple[str, tuple[int, int]]] = {}
-    for run in CJK_RUN.finditer(text):
-        value = run.group(0)
-        if len(value) < 3:
-            continue
-        syllables = lazy_pinyin(value, errors="ignore")
-        if len(syllables) != len(value):
-            continue
-        for size in range(min(len(value), 8), 2, -1):
-            for i in range(len(value) - size + 1):
-                name = by_sound.get("".join(syllables[i : i + size]))
-                typed = value[i : i + size]
-                differs = [c for c, n in zip(typed, name or "", strict=False) if c != n]
-                if (
-                    name
-                    and name != typed
-                    and set(name) & set(typed)
-                    and name not in found
-                    and not any(c in ZH_SINGLE_STOP or c in "又也只都就还和或跟" for c in differs)
-                ):  # never a request word for a name's character: 花生又到了 is not 花生油
-                    found[name] = (typed, (run.start() + i, run.start() + i + size))
-    return found
+def _slips(a: str, b: str) -> int:
+    """Typing slips between two words: letters left out, added, changed or swapped (the optimal
+    string alignment distance)."""
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i]
+        for j, cb in enumerate(b, 1):
+            cost = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cost = min(cost, previous2[j - 2] + 1)
+            row.append(cost)
+        previous2, previous = previous, row
+    return previous[-1]
