@@ -37,6 +37,7 @@ from inventory_ai.models import (
     Warehouse,
 )
 from inventory_ai.services import search
+from inventory_ai.services.catalogue_words import CatalogueWords
 from inventory_ai.services.search_index import DESCRIPTION, DETAIL, MAX_TERM, NAME, SYNONYM, normalise, stem
 
 DIRECTORY_SECONDS = 30.0  # another host's change is seen this late at most
@@ -112,6 +113,7 @@ class CatalogueView:
     def __init__(self, session: Session):
         self._session = session
         self._directory: Directory | None = None
+        self._words: CatalogueWords | None = None
         self._known: dict[tuple[int, ...], dict[str, bool]] = {}
         self._terms: dict[str, bool] = {}
 
@@ -120,6 +122,13 @@ class CatalogueView:
         if self._directory is None:
             self._directory = directory(self._session)
         return self._directory
+
+    @property
+    def words(self) -> CatalogueWords:
+        """The catalogue's words (catalogue_words.py): typos, homophones, characters of names."""
+        if self._words is None:
+            self._words = CatalogueWords(self, self.directory.aliases)
+        return self._words
 
     # --- materials, through the search index -------------------------------------------------
 
@@ -245,6 +254,20 @@ class CatalogueView:
             )
         )
         return None if len(found) > limit else found
+
+    def kind_search(self, word: str) -> str:
+        """The search for a two-character kind that also finds its names with a character between
+        (蛋液 for 全蛋液 and 冷冻蛋液, and 蛋黄液, 蛋白液 too): the two characters apart ("蛋 液")
+        when that finds the same materials and only such names besides; else the word."""
+        if not re.fullmatch(r"[\u4e00-\u9fff]{2}", word):
+            return word
+        whole = {c.name_zh for c in self.search(word, limit=50).cards}
+        apart = {c.name_zh for c in self.search(f"{word[0]} {word[1]}", limit=50).cards}
+        extra = apart - whole
+        if len(whole) < 2 or not extra or not whole <= apart:
+            return word
+        infix = re.compile(f"{word[0]}[\u4e00-\u9fff]{word[1]}")
+        return f"{word[0]} {word[1]}" if all(infix.search(name) for name in extra) else word
 
     def in_a_name(self, phrase: str) -> bool:
         """Whether some material's Chinese name holds this phrase."""

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 
 from inventory_ai.assistant.providers.offline import words
 from inventory_ai.assistant.providers.offline.places import Place, PlaceFinder, _whole_word
-from inventory_ai.assistant.providers.offline.slots import blank
-from inventory_ai.assistant.providers.offline.vocabulary import Vocabulary
+from inventory_ai.assistant.providers.offline.slots import PACKS, blank
 from inventory_ai.services.catalogue_view import Card, CatalogueView
 from inventory_ai.services.search import normalise
 from inventory_ai.text import CJK_RUN
 
 EN_WORD = r"[A-Za-z][A-Za-z0-9'&-]*"
+# Request words never typed for a name's character (花生又到了 is not 花生油).
+_NEVER_FOR_A_NAME = "".join(words.ZH_SINGLE_STOP) + "又也只都就还和或跟"
 
 
 Candidate = Card  # a material a mention may be: the catalogue's own card of it
@@ -65,13 +66,7 @@ class Linker(PlaceFinder):
         self._said_as_supplier_only: set[str] = set()  # short supplier names that need context
         self._both: set[str] = set()  # names of a warehouse and of a category alike (包材)
         self._buildings: set[str] = set()  # warehouses said by their building (A栋, building b)
-        self._vocabulary: Vocabulary | None = None
-
-    def vocabulary(self) -> Vocabulary:
-        """The catalogue's words (vocabulary.py), asked as needed."""
-        if self._vocabulary is None:
-            self._vocabulary = Vocabulary(self.catalogue, self.aliases)
-        return self._vocabulary
+        self.words = catalogue.words  # services/catalogue_words.py
 
     def find_materials(self, text: str, codes: list[tuple[str, tuple[int, int]]]) -> list[Mention]:
         mentions: list[Mention] = []
@@ -113,12 +108,12 @@ class Linker(PlaceFinder):
         a material's alias."""
         found: dict[str, tuple[Candidate, tuple[int, int]]] = {}
         names = [k for k in options if not k.isascii()]
-        sounds = self.vocabulary().sounds_like(text)  # 他他粉 -> 塔塔粉
+        sounds = self.words.sounds_like(text, _NEVER_FOR_A_NAME)  # 他他粉 -> 塔塔粉
         # "zhong jin mian fen": a name's whole pinyin, spaced or not
         spoken = {
             re.sub(r"[\s'-]", "", p.lower()): p for p in options if p.isascii() and (" " in p or len(p) >= 8)
         }
-        for sound, said in self.vocabulary().sounds(list(spoken)).items():
+        for sound, said in self.words.sounds(list(spoken)).items():
             span = options[spoken[sound]]
             sounds.setdefault(said, (text[span[0] : span[1]], span))
         if names or sounds:
@@ -151,16 +146,15 @@ class Linker(PlaceFinder):
         return None
 
     def _partial(self, text: str) -> list[Mention]:
-        vocabulary = self.vocabulary()
         mentions: list[Mention] = []
         text = words.PRODUCTION_LINE.sub(lambda m: " " * len(m.group(0)), text)
         text = words.ZH_STOP_WORDS.sub(lambda m: " " * len(m.group(0)), text)
         content = [ch for ch in "".join(CJK_RUN.findall(text)) if ch not in words.ZH_SINGLE_STOP]
         for run in CJK_RUN.finditer(text):
-            chars = vocabulary.chars_of(run.group(0))
+            chars = self.words.chars_of(run.group(0))
             for segment, start in _segments(run.group(0), chars):
                 mentions += self._every_name(segment, start + run.start(), alone=len(content) <= 1)
-        mentions += self._english(text, vocabulary)
+        mentions += self._english(text)
         return mentions
 
     def _every_name(self, segment: str, offset: int, alone: bool) -> list[Mention]:
@@ -215,9 +209,15 @@ class Linker(PlaceFinder):
                     return mention
         return None
 
-    def _english(self, text: str, vocabulary: Vocabulary) -> list[Mention]:
+    def _english(self, text: str) -> list[Mention]:
         tokens = [(m.group(0).lower(), m.span()) for m in re.finditer(EN_WORD, text)]
-        content = [(vocabulary.spelled(w), s) for w, s in tokens if w not in words.EN_STOP and len(w) > 1]
+        # A word the catalogue does not have, read as the one it meant ("choclate", "ryeflour");
+        # a pack ("cases") is never a typo of a name ("cashews").
+        content = [
+            (w if re.fullmatch(PACKS, w) else self.words.meant(w), s)
+            for w, s in tokens
+            if w not in words.EN_STOP and len(w) > 1
+        ]
         mentions: list[Mention] = []
         i = 0
         while i < len(content):
@@ -254,20 +254,6 @@ class Linker(PlaceFinder):
         """How many materials a search for this phrase finds."""
         found = self._search(phrase, (0, len(phrase)))
         return found.total if found else 0
-
-    def kind_keyword(self, word: str) -> str:
-        """The search for a two-character kind that also finds its names with a character between
-        (蛋液 for 全蛋液 and 冷冻蛋液, and 蛋黄液, 蛋白液 too): the two characters apart ("蛋 液")
-        when that finds the same materials and only such names besides; else the word."""
-        if not re.fullmatch(r"[\u4e00-\u9fff]{2}", word):
-            return word
-        whole = {c.name_zh for c in self.catalogue.search(word, limit=50).cards}
-        apart = {c.name_zh for c in self.catalogue.search(f"{word[0]} {word[1]}", limit=50).cards}
-        extra = apart - whole
-        if len(whole) < 2 or not extra or not whole <= apart:
-            return word
-        infix = re.compile(f"{word[0]}[\u4e00-\u9fff]{word[1]}")
-        return f"{word[0]} {word[1]}" if all(infix.search(name) for name in extra) else word
 
     def described(self, text: str) -> Mention | None:
         """A material described rather than named ("the spray that stops trays sticking"): what the

@@ -25,7 +25,7 @@ _EVERYDAY = words.EVERYDAY_SUPPLIER_WORDS  # "golden", "fresh": never the suppli
 
 
 class PlaceFinder:
-    """The places half of the Linker: needs self.catalogue, self.aliases and self.vocabulary()."""
+    """The places half of the Linker: needs self.catalogue, self.aliases and self.words."""
 
     def places(self) -> list[tuple[str, str, list[str], Place]]:
         """Every place with the names it is called by: worked out once per directory snapshot
@@ -81,13 +81,12 @@ class PlaceFinder:
         新疆葡萄干) or an everyday English word."""
         short_zh = re.sub(rf"(?:{words.SUPPLIER_SUFFIX})$", "", supplier.name_zh)
         first_en = supplier.name_en.lower().split()[0]
-        vocabulary = self.vocabulary()
         names = []
         if short_zh != supplier.name_zh and len(short_zh) >= 2 and not self.catalogue.in_a_name(short_zh):
             names.append(short_zh)
             if len(short_zh) == 2:  # two characters occur in ordinary words: only said as a supplier
                 supplier_only.add(short_zh)
-        if len(first_en) >= 5 and not vocabulary.is_word(first_en) and first_en not in _EVERYDAY:
+        if len(first_en) >= 5 and not self.words.is_word(first_en) and first_en not in _EVERYDAY:
             names.append(first_en)
             supplier_only.add(first_en)
         return names

@@ -1,8 +1,9 @@
-"""The catalogue's words, for linking, asked of the search index (services/catalogue_view.py) as a
-request needs them, never read whole (a million names have millions of words): which characters of
-a request occur in names (is a piece worth a search?), whether an English word is a name's or a
-typo of one ("choclate"), and which name a Chinese run sounds like (他他粉 is typed for 塔塔粉).
-Aliases (the directory, in memory) count as names."""
+"""The catalogue's words, asked of the search index (catalogue_view.py) as a request needs them,
+never read whole (a million names have millions of words): which characters of a text occur in
+names (is a piece worth a search?), whether an English word is a name's or a typo of one
+("choclate"), and which name a Chinese run sounds like (他他粉 is typed for 塔塔粉). Other names
+(catalog_aliases, in the directory snapshot) count as names. Read by the offline assistant's
+linking (assistant/providers/offline/linking.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,11 @@ import re
 
 from pypinyin import lazy_pinyin
 
-from inventory_ai.assistant.providers.offline.slots import PACKS
-from inventory_ai.assistant.providers.offline.words import ZH_SINGLE_STOP
-from inventory_ai.services.catalogue_view import CatalogueView
 from inventory_ai.text import CJK_RUN
 
 
-class Vocabulary:
-    def __init__(self, view: CatalogueView, aliases: dict):
+class CatalogueWords:
+    def __init__(self, view, aliases: dict):
         self.view = view
         self._alias_chars = {c for phrase in aliases for c in phrase}
         words = {w for phrase in aliases for w in re.findall(r"[a-z][a-z0-9]{2,}", phrase)}
@@ -36,12 +34,12 @@ class Vocabulary:
             self._known[word] = word in self._alias_words or self.view.is_word(word)
         return self._known[word]
 
-    def spelled(self, word: str) -> str:
+    def meant(self, word: str) -> str:
         """A word the catalogue does not have, read as the one it most likely meant: a plural
         ("sheets"), two words run together ("ryeflour"), or a typo ("choclate"). A typo keeps
         its first letter, so an ordinary word ("money") is not read as a name ("honey")."""
-        if len(word) < 4 or re.fullmatch(PACKS, word) or not word.isalpha():
-            return word  # a pack ("cases") is never a typo of a name ("cashews")
+        if len(word) < 4 or not word.isalpha():
+            return word
         if self.view.begins_a_word(word) or any(w.startswith(word) for w in self._alias_words):
             return word
         for singular in (word[:-1], word[:-2]) if word.endswith("s") else ():
@@ -77,10 +75,11 @@ class Vocabulary:
         """pinyin -> the one name of three characters or more that sounds so."""
         return self.view.sounding(said)
 
-    def sounds_like(self, text: str) -> dict[str, tuple[str, tuple[int, int]]]:
+    def sounds_like(self, text: str, never: str = "") -> dict[str, tuple[str, tuple[int, int]]]:
         """Names typed with a character that sounds the same (他他粉 for 塔塔粉, 马私卡彭 for 马斯卡彭):
-        name -> (what was typed, where). Three characters or more, one of them the name's own, and
-        the sound shared by no other name: one index query for every piece of the text."""
+        name -> (what was typed, where). Three characters or more, one of them the name's own, the
+        sound shared by no other name, and none of the `never` characters typed for one of the
+        name's (花生又到了 is not 花生油): one index query for every piece of the text."""
         pieces: list[tuple[str, str, tuple[int, int]]] = []
         for run in CJK_RUN.finditer(text):
             value = run.group(0)
@@ -101,8 +100,8 @@ class Vocabulary:
                 and name != typed
                 and set(name) & set(typed)
                 and name not in found
-                and not any(c in ZH_SINGLE_STOP or c in "又也只都就还和或跟" for c in differs)
-            ):  # never a request word for a name's character: 花生又到了 is not 花生油
+                and not any(c in never for c in differs)
+            ):
                 found[name] = (typed, span)
         return found
 
