@@ -41,8 +41,11 @@ def offline_lexicon(session: Session, registry: ToolRegistry) -> Lexicon:
     version), who may do what."""
     catalogue = CatalogueView(session)
     intents = catalogue.directory.routines
-    examples = [Example(phrase, i.name) for i in intents for phrase in i.keywords] + built_in_examples()
-    model = model_for(examples)
+    known = catalogue.directory.derived  # worked out once per snapshot of the intents
+    if "intent_model" not in known:
+        examples = [Example(phrase, i.name) for i in intents for phrase in i.keywords]
+        known["intent_model"] = model_for(examples + built_in_examples())
+    model = known["intent_model"]
     settings = registry.settings(session)
     who_can = {
         tool.name: [role for role in ROLES if registry.permits(tool, settings.get(tool.name), role)]

@@ -37,7 +37,7 @@ from inventory_ai.models import (
     Warehouse,
 )
 from inventory_ai.services import search
-from inventory_ai.services.catalogue_words import CatalogueWords
+from inventory_ai.services.catalogue_words import CatalogueWords, of_aliases
 from inventory_ai.services.search_index import DESCRIPTION, DETAIL, MAX_TERM, NAME, SYNONYM, normalise, stem
 
 DIRECTORY_SECONDS = 30.0  # another host's change is seen this late at most
@@ -127,7 +127,10 @@ class CatalogueView:
     def words(self) -> CatalogueWords:
         """The catalogue's words (catalogue_words.py): typos, homophones, characters of names."""
         if self._words is None:
-            self._words = CatalogueWords(self, self.directory.aliases)
+            known = self.directory.derived
+            if "alias_words" not in known:
+                known["alias_words"] = of_aliases(self.directory.aliases)
+            self._words = CatalogueWords(self, *known["alias_words"])
         return self._words
 
     # --- materials, through the search index -------------------------------------------------

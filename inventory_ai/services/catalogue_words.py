@@ -15,12 +15,17 @@ from pypinyin import lazy_pinyin
 from inventory_ai.text import CJK_RUN
 
 
+def of_aliases(aliases) -> tuple[frozenset[str], frozenset[str]]:
+    """The characters and English words of the other names (worked out once per directory)."""
+    words = {w for phrase in aliases for w in re.findall(r"[a-z][a-z0-9]{2,}", phrase)}
+    words |= {w[:-3] + "y" for w in words if w.endswith("ies")}  # a typo of "cranberry" is near it
+    return frozenset(c for phrase in aliases for c in phrase), frozenset(words)
+
+
 class CatalogueWords:
-    def __init__(self, view, aliases: dict):
+    def __init__(self, view, alias_chars: frozenset[str], alias_words: frozenset[str]):
         self.view = view
-        self._alias_chars = {c for phrase in aliases for c in phrase}
-        words = {w for phrase in aliases for w in re.findall(r"[a-z][a-z0-9]{2,}", phrase)}
-        self._alias_words = words | {w[:-3] + "y" for w in words if w.endswith("ies")}
+        self._alias_chars, self._alias_words = alias_chars, alias_words
         self._known: dict[str, bool] = {}
 
     def chars_of(self, text: str) -> set[str]:
