@@ -164,10 +164,13 @@ def test_jokes_and_secrets_call_no_tool(app, text):
 
 def test_everyday_english_words_are_not_taken_for_names(app, session):
     from inventory_ai.assistant.providers.offline.linking import Linker
+    from inventory_ai.services.catalogue_view import CatalogueView
 
-    found = Linker(session).find_materials("call the bakery about it", [])
+    found = Linker(CatalogueView(session)).find_materials("call the bakery about it", [])
     assert found == []
-    [wallnuts] = Linker(session).find_materials("wallnuts", [])  # a typo two letters off is still one
+    [wallnuts] = Linker(CatalogueView(session)).find_materials(
+        "wallnuts", []
+    )  # a typo two letters off is still one
     assert wallnuts.best.code == "M105"
 
 
