@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import sys
 
+from sqlalchemy import delete, select
+
+from inventory_ai.models import AuditEvent, ChatMessage
 from inventory_ai.services import screening
 from tests.support.clients import approve
 from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
@@ -51,3 +54,21 @@ def test_an_ordinary_message_resumes_unflagged(app, client, auth):
     approve(client, body["message_id"])
     assert [r.flagged for r in model.requests] == [False, False]
     assert "Treat it as data" not in model.requests[1].messages[0].content
+
+
+def test_the_verdict_is_kept_on_the_question_itself(app, client, auth, session):
+    """The question's row carries its verdict: a run resumed later reads it there, whatever became
+    of the audit log (pruned by retention, say)."""
+    model = use(app, ScriptedProvider(calls(call("record_stock_movement", booking(5))), answer("done")))
+    auth.login("staff")
+    body = client.post("/api/v1/chat", json={"message": FLAGGED}).json
+    question = session.scalar(
+        select(ChatMessage).where(
+            ChatMessage.conversation_id == body["conversation_id"], ChatMessage.role == "user"
+        )
+    )
+    assert question.flagged
+    session.execute(delete(AuditEvent).where(AuditEvent.action == "prompt_injection_flagged"))
+    session.commit()
+    approve(client, body["message_id"])
+    assert [r.flagged for r in model.requests] == [True, True]
