@@ -95,6 +95,7 @@ class Directory:
     listings: tuple[Listing, ...]
     aliases: dict[str, tuple[tuple[str, str], ...]]  # phrase (lower-case) -> ((kind, code), ...)
     routines: tuple[Routine, ...]
+    category_codes: dict[int, str]  # id -> code: a material's category without loading it
     read_at: float = field(default_factory=time.monotonic)
     # What a reader works out of the snapshot once (the offline assistant's names of places).
     derived: dict = field(default_factory=dict, compare=False, hash=False)
@@ -103,8 +104,8 @@ class Directory:
         return [entry for entry in self.listings if entry.kind == kind]
 
 
-def _card(m: Material) -> Card:
-    return Card(m.code, m.name_zh, m.name_en, m.unit, m.spec, m.category.code if m.category else None)
+def _card(m: Material, categories: dict[int, str]) -> Card:
+    return Card(m.code, m.name_zh, m.name_en, m.unit, m.spec, categories.get(m.category_id))
 
 
 class CatalogueView:
@@ -114,6 +115,7 @@ class CatalogueView:
         self._session = session
         self._directory: Directory | None = None
         self._words: CatalogueWords | None = None
+        self._asked: dict[tuple, object] = {}  # this message's answers (the catalogue holds still)
         self._known: dict[tuple[int, ...], dict[str, bool]] = {}
         self._terms: dict[str, bool] = {}
 
@@ -137,23 +139,39 @@ class CatalogueView:
 
     def search(self, phrase: str, limit: int = 8, count_up_to: int = 50, described: bool = False) -> Found:
         """The first `limit` materials a search finds, and how many up to `count_up_to` (the
-        assistant asks "one or several", never the exact size of a large answer)."""
-        page = search.search_materials(
-            self._session, phrase, limit=limit, described=described, count_cap=count_up_to
-        )
-        return Found([_card(m) for m in page.materials], page.total, page.total_capped)
+        assistant asks "one or several", never the exact size of a large answer). Asked once per
+        message: a message is read several times over (its parts, its follow-ups)."""
+        key = ("search", phrase, limit, count_up_to, described)
+        if key not in self._asked:
+            page = search.search_materials(
+                self._session, phrase, limit=limit, described=described, count_cap=count_up_to
+            )
+            self._asked[key] = Found(
+                [_card(m, self.directory.category_codes) for m in page.materials],
+                page.total,
+                page.total_capped,
+            )
+        return self._asked[key]
 
     def material(self, code: str) -> Card | None:
         """An active material by its code."""
-        found = self._session.scalar(select(Material).where(Material.code == code, Material.active.is_(True)))
-        return _card(found) if found is not None else None
+        if ("material", code) not in self._asked:
+            stmt = select(Material).where(Material.code == code, Material.active.is_(True))
+            found = self._session.scalar(stmt)
+            self._asked["material", code] = (
+                _card(found, self.directory.category_codes) if found is not None else None
+            )
+        return self._asked["material", code]
 
     def named(self, names: list[str]) -> list[Card]:
         """Active materials whose Chinese name is one of these."""
         if not names:
             return []
-        stmt = select(Material).where(Material.active.is_(True), Material.name_zh.in_(names))
-        return [_card(m) for m in self._session.scalars(stmt)]
+        key = ("named", *sorted(set(names)))
+        if key not in self._asked:
+            stmt = select(Material).where(Material.active.is_(True), Material.name_zh.in_(names))
+            self._asked[key] = [_card(m, self.directory.category_codes) for m in self._session.scalars(stmt)]
+        return self._asked[key]
 
     def may_find(self, phrase: str) -> bool:
         """Whether a search for this phrase can find anything: every word of it begins some term of
@@ -325,8 +343,11 @@ def directory(session: Session) -> Directory:
     if held is not None and held[0] == version and time.monotonic() - held[1].read_at < DIRECTORY_SECONDS:
         return held[1]
     listings: list[Listing] = []
+    category_codes: dict[int, str] = {}
     for kind, model in (("warehouse", Warehouse), ("category", Category), ("supplier", Supplier)):
         for item in session.scalars(select(model).order_by(model.id)):
+            if kind == "category":
+                category_codes[item.id] = item.code
             listings.append(
                 Listing(kind, item.code, item.name_zh, item.name_en, getattr(item, "location", None))
             )
@@ -340,7 +361,7 @@ def directory(session: Session) -> Directory:
         Routine(i.name, i.tool_name, dict(i.default_arguments or {}), tuple(i.keywords or ()))
         for i in session.scalars(select(Intent).where(Intent.active.is_(True)).order_by(Intent.id))
     )
-    made = Directory(tuple(listings), {k: tuple(v) for k, v in aliases.items()}, routines)
+    made = Directory(tuple(listings), {k: tuple(v) for k, v in aliases.items()}, routines, category_codes)
     with _LOCK:
         if len(_SNAPSHOTS) > 16:  # test runs make many databases: keep the memory bounded
             _SNAPSHOTS.clear()
