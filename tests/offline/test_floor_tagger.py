@@ -23,6 +23,10 @@ from tests.support.clients import ask, first_call
         ("冷库放进去淡奶油6箱", "M030", "inbound", "WH02", 72),
         ("6 cases whipping cream in to cold store", "M030", "inbound", "WH02", 72),
         ("whipping cream x6 cases into cold store", "M030", "inbound", "WH02", 72),
+        # one language's words, the other's names or a code (mixed orders in floor_grammar.json)
+        ("corn oil 领了3桶 冷库", "M053", "outbound", "WH02", 60),
+        ("冷库 收 whipping cream 5箱", "M030", "inbound", "WH02", 60),
+        ("4袋 bread flour 进 wh1", "M001", "inbound", "WH01", 100),
     ],
 )
 def test_a_booking_in_the_floors_word_order_is_proposed_with_its_parts(
