@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from sqlalchemy import and_, exists, func, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import Session
 
 from inventory_ai.models import Material, MaterialSearchTerm, StockLevel
 from inventory_ai.services.search_index import (
@@ -36,6 +36,7 @@ from inventory_ai.text import CJK, CJK_RUN
 
 COUNT_CAP = 1000
 _HIGH = "\uffff"
+_TERMS = MaterialSearchTerm.__table__
 
 
 @dataclass(frozen=True)
@@ -96,14 +97,16 @@ def _postings(tokens: list[Token], fields: tuple[int, ...]):
     parts = [(t, term) for t in tokens for term in t.exact] + [(t, None) for t in tokens if t.prefix]
     parts.sort(key=lambda part: part[1] is None)  # exact terms drive; prefixes probe
     (driver_token, driver_term), *others = parts
-    driver = aliased(MaterialSearchTerm)
+    # Plain table aliases, not ORM ones: adapting an ORM alias's columns costs more than the
+    # lookup itself on a small catalogue, and the offline assistant makes dozens a message.
+    driver = _TERMS.alias().c
 
     def in_fields(terms):  # `field = x`, not `IN (x)`: only an equality lets the index be read in order
         return terms.field == fields[0] if len(fields) == 1 else terms.field.in_(fields)
 
     stmt = select(driver.material_id).where(_condition(driver, driver_token, driver_term), in_fields(driver))
     for token, term in others:
-        probe = aliased(MaterialSearchTerm)
+        probe = _TERMS.alias().c
         stmt = stmt.where(
             exists().where(
                 probe.material_id == driver.material_id,
@@ -142,9 +145,11 @@ def search_materials(
     limit: int = 10,
     offset: int = 0,
     described: bool = True,
+    count_cap: int = COUNT_CAP,
 ) -> SearchPage:
     """Materials matching every word of the query by name, synonym, spec, category or supplier;
-    when none does (and `described`), by their descriptions, the rarest shared words first."""
+    when none does (and `described`), by their descriptions, the rarest shared words first. The
+    total is counted up to `count_cap` (a caller that needs "one or several" asks for less)."""
     filters = filters or SearchFilters()
     tokens = parse_query(query)
     text = normalise(query)
@@ -169,15 +174,20 @@ def search_materials(
                     return
 
     base = select(Material.id).where(*conditions)
-    # 1. exact code  2. exact name  3. name prefix (index range scans, not LIKE)
-    take(base.where(Material.code == text.upper()))
+    # 1. exact code  2. exact name  3. name prefix (index range scans, not LIKE). A query with
+    # Chinese in it is no code and begins no English name: those lookups are left out.
+    chinese = CJK_RUN.search(text) is not None
+    if not chinese:
+        take(base.where(Material.code == text.upper()))
     take(base.where((Material.name_zh == text) | (Material.name_en_key == text)).order_by(Material.id))
     # One query per name index: an OR of the two ranges makes the planner walk one index whole.
-    for name in (Material.name_zh, Material.name_en_key):
+    for name in (Material.name_zh,) if chinese else (Material.name_zh, Material.name_en_key):
         take(base.where(name > text, name < text + _HIGH).order_by(name))
     # 4. name contains every token  5. spec / category / supplier  6. each token in one or the other
     # (as the total counts them): index-driven, and a step runs only while the page is not full.
-    for fields in ((NAME,), (SYNONYM,), (DETAIL,), NAMED):
+    # One term alone is in one field or another: step 6 finds nothing steps 4 and 5 did not.
+    one_term = len(tokens) == 1 and len(tokens[0].exact) + bool(tokens[0].prefix) == 1
+    for fields in ((NAME,), (SYNONYM,), (DETAIL,)) if one_term else ((NAME,), (SYNONYM,), (DETAIL,), NAMED):
         stmt, driver, order = _postings(tokens, fields)
         take(stmt.join(Material, Material.id == driver.material_id).where(*conditions).order_by(*order))
     if not ids and described:
@@ -194,14 +204,14 @@ def search_materials(
     # first) and count the distinct materials among them. A material can stand in several postings
     # (a prefix matching two of its terms), so a full read means "at least", never exact.
     stmt, driver, _ = _postings(tokens, NAMED)
-    read_cap = 2 * (COUNT_CAP + 1)
+    read_cap = 2 * (count_cap + 1)
     postings = (
         stmt.join(Material, Material.id == driver.material_id).where(*conditions).limit(read_cap).subquery()
     )
     read, distinct = session.execute(
         select(func.count(), func.count(func.distinct(postings.c.material_id)))
     ).one()
-    total = distinct if read < read_cap else max(distinct, COUNT_CAP + 1)
+    total = distinct if read < read_cap else max(distinct, count_cap + 1)
     page_ids = ids[offset:wanted]
     by_id = (
         {m.id: m for m in session.scalars(select(Material).where(Material.id.in_(page_ids)))}
@@ -210,8 +220,8 @@ def search_materials(
     )
     return SearchPage(
         materials=[by_id[i] for i in page_ids if i in by_id],
-        total=min(total, COUNT_CAP),
-        total_capped=total > COUNT_CAP,
+        total=min(total, count_cap),
+        total_capped=total > count_cap,
         offset=offset,
         limit=limit,
     )

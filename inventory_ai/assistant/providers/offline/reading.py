@@ -34,6 +34,7 @@ class Context:
     tool_labels: dict[str, tuple[str, str]]
     language: str | None = None  # what the answer is written in; None: the request's own
     warehouses: tuple[str, ...] | None = None  # the asking person's warehouses; None: every one
+    flagged: str | None = None  # the message, when intake's screening flagged it (ModelRequest.flagged)
 
 
 @dataclass
