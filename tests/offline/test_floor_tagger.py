@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from inventory_ai.assistant.providers.offline.tagger import tag
+from inventory_ai.assistant.providers.offline.tagger import SURE, tag
 from tests.support.clients import ask, first_call
 
 
@@ -54,6 +54,25 @@ def test_the_tagger_names_each_part_of_a_transfer():
         ("WH", "主仓"), ("MOVE", "调"), ("NUM", "10"), ("PACK", "袋"), ("MAT", "高筋面粉"), ("TO", "冷库"),
     ]  # fmt: skip
     assert floor.way == "transfer" and floor.probability > 0.8
+
+
+@pytest.mark.parametrize(
+    ("text", "known", "way"),
+    [
+        ("corn oil 出三桶 wh2", [(0, 8, "MAT"), (13, 16, "WH")], "outbound"),
+        ("soybean oil 入两桶 wh3", [(0, 11, "MAT"), (16, 19, "WH")], "inbound"),
+    ],
+)
+def test_an_english_name_among_chinese_words_and_a_warehouse_code_is_read_surely(text, known, way):
+    floor = tag(text, known)  # the mixed orders of floor_grammar.json: asked "in or out?" without them
+    assert [kind for kind, _s, _e in floor.parts] == [
+        "MAT",
+        "OUT" if way == "outbound" else "IN",
+        "NUM",
+        "PACK",
+        "WH",
+    ]
+    assert floor.way == way and floor.probability >= SURE
 
 
 @pytest.mark.parametrize("text", ["冷库淡奶油还有几箱？", "高筋面粉8袋出主仓了吗？"])
