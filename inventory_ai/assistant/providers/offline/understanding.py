@@ -28,6 +28,7 @@ from inventory_ai.assistant.providers.offline.reading import (
     Context,
     Plan,
     Reading,
+    described_by_clause,
     direction,
     place,
     primary,
@@ -174,7 +175,8 @@ def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
     if (
         tool in ("search_materials", "record_stock_movement", "create_purchase_request")
         and not (r.links.materials or r.links.places or r.slots.codes)
-        and (found := ctx.linker.described(slot.blank(r.text, r.slots.spans)))
+        and (said := slot.blank(r.text, r.slots.spans))
+        and (found := described_by_clause(said, [], ctx.linker) or ctx.linker.described(said))
     ):
         r.links.materials.append(found)  # "the spray that stops trays sticking": described, not named
     if tool is None:
