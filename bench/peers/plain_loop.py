@@ -12,9 +12,10 @@ with what our loop adds to the floor of its own statements (loop_overhead.py min
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 import time
+
+from timing import report
 
 
 def noop(_arguments: dict) -> dict:
@@ -56,13 +57,7 @@ def main() -> None:
         assert last[-1]["content"] == "done" and last[-2]["role"] == "tool", last
         return (time.perf_counter() - started) * 1000
 
-    for _ in range(20):
-        one()
-    timings = sorted(one() for _ in range(n))
-    print(
-        f"| a hand-written loop, one round, no-op tool, nothing stored "
-        f"| {statistics.median(timings):.3f} | {timings[int(0.95 * (n - 1))]:.3f} | 0 |"
-    )
+    report("a hand-written loop, one round, no-op tool, nothing stored", one, n, places=3)
 
 
 if __name__ == "__main__":
