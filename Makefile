@@ -116,6 +116,7 @@ bench-peers: $(STAMP)
 	$(PEERS)/bin/python -m pip install --quiet qwen-agent==0.0.34 numpy==2.4.6 soundfile==0.14.0 \
 	  pillow==13.0.0 tqdm==4.70.1 python-dateutil==4.0.0
 	$(PEERS)/bin/python bench/peers/qwen_agent_loop.py 2>/dev/null
+	$(BIN)/python bench/peers/plain_loop.py
 	$(BIN)/python bench/loop_overhead.py
 	$(BIN)/python bench/loop_floor.py
 

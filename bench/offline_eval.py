@@ -1,12 +1,15 @@
 """The offline assistant's accuracy on its evaluation sets, and its latency.
 
     .venv/bin/python bench/offline_eval.py [dev|test|both|NAME|PATH.jsonl] [-v] [--today 2026-11-27]
+    .venv/bin/python bench/offline_eval.py dev --database sqlite:////work/scale/offline_100k.db
 
 Each request runs through the real loop on a fresh seeded database as its role; the first tool call
 (and a `then` call) is judged by meaning (tests/support/evaluation.py). Prints accuracy overall and
 per expected tool, the confusion of first calls, and the p50/p95 time of one offline answer.
 `--today` fixes the plant's date for the run (inventory_ai.services.clock.today): a set written
-for a day says "this month" and "by Dec 1" of that day.
+for a day says "this month" and "by Dec 1" of that day. `--database` runs on a database already
+filled (bench/scale.py --fill, e.g. 100,000 materials: its answers' bookings stay in it) instead of
+a fresh seeded one: the speed at that size; the accuracy is judged on the seeded catalogue only.
 """
 
 from __future__ import annotations
@@ -54,12 +57,15 @@ def main() -> None:
     )
     parser.add_argument("-v", dest="verbose", action="store_true", help="print every miss")
     parser.add_argument("--today", type=date.fromisoformat, help="the plant's date for the run (YYYY-MM-DD)")
+    parser.add_argument(
+        "--database", help="a filled database's URL (bench/scale.py --fill) instead of a fresh one"
+    )
     options = parser.parse_args()
     which, verbose = options.which, options.verbose
     if options.today:
         clock.today = lambda: options.today  # every "today" of the run: periods, due dates, the judge
     for name in ("dev", "test") if which == "both" else (which,):
-        app = seeded_app()
+        app = seeded_app(options.database)
         with app.app_context():
             app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
             cases = sorted(load(name), key=lambda c: c["tool"] == "create_new_intent")  # teaching last

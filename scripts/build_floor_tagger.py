@@ -88,32 +88,49 @@ def _amount(rng: random.Random, zh: bool, pack: str) -> list[tuple[str, str]]:
     return [(number, "NUM"), (gap, ""), (word, kind)]
 
 
+def _code_of(rng: random.Random, code: str) -> str:
+    """A warehouse code as people type it: WH01, wh01, wh1."""
+    return rng.choice([code, code.lower(), f"wh{int(code[2:])}"])
+
+
 def generated(rng: random.Random, materials: dict, places: dict) -> tuple[str, list[tuple[str, str]]]:
-    """One example: (its language, its pieces as (text, tag))."""
+    """One example: (its language, its pieces as (text, tag)). The order's language decides its
+    words; a bilingual floor names the material or the place in the other language now and then
+    ("olive oil 出两桶 wh1", "received 淡奶油 10箱 冷库"), or by its code."""
     zh = rng.random() < 0.6
     order = rng.choice(GRAMMAR["orders_zh" if zh else "orders_en"])
     code = rng.choice(list(materials))
     material = materials[code]
-    names = material["zh"] if zh else material["en"]
-    name = rng.choice(names) if names and rng.random() < 0.95 else code
+    mixed = GRAMMAR["mixed"]
+    name_zh = zh != (rng.random() < mixed["material"])
+    names = material["zh"] if name_zh else material["en"]
+    name = rng.choice(names) if names and rng.random() < 0.92 else code
+    amount_zh = zh or (name_zh and rng.random() < mixed["amount"])
     source, target = rng.sample(sorted(places), 2)
     w = GRAMMAR["words"]
     lang = "ZH" if zh else "EN"
 
     def place(code: str) -> str:
-        options = [n for n in places[code] if bool(re.search(r"[\u4e00-\u9fff]", n)) == zh]
+        if rng.random() < mixed["code"]:
+            return _code_of(rng, code)
+        in_zh = zh != (rng.random() < mixed["place"])
+        options = [n for n in places[code] if bool(re.search(r"[\u4e00-\u9fff]", n)) == in_zh]
         return rng.choice(options)
+
+    def spaced(said: str) -> str:  # an English word inside Chinese stands apart, mostly
+        return f" {said} " if zh and said.isascii() and rng.random() < 0.8 else said
 
     pieces: list[tuple[str, str]] = []
     for token in re.split(r"(\{[A-Z]+\}|\[[^\]]+\])", order):
         if not token:
             continue
         if token == "{M}":
-            pieces.append((name, "MAT"))
+            pieces.append((spaced(name), "MAT"))
         elif token == "{Q}":
-            pieces += _amount(rng, zh, material["pack"])
+            pieces += _amount(rng, amount_zh, material["pack"])
         elif token in ("{W}", "{T}"):
-            pieces.append((place(source if token == "{W}" else target), "WH" if token == "{W}" else "TO"))
+            said = spaced(place(source if token == "{W}" else target))
+            pieces.append((said, "WH" if token == "{W}" else "TO"))
         elif token == "{D}":
             pieces.append((rng.choice(w[f"LINES_{lang}"]), "DEST"))
         elif token.startswith("{"):
@@ -129,14 +146,21 @@ def generated(rng: random.Random, materials: dict, places: dict) -> tuple[str, l
 def labelled(pieces: list[tuple[str, str]]) -> tuple[str, list[str], list[tuple[int, int, str]]]:
     """The text, its character tags and the spans linking would find (materials, warehouses)."""
     text, tags, known = "", [], []
-    for said, kind in pieces:
+    for piece, kind in pieces:
+        before, said = (len(piece) - len(piece.lstrip()), piece.strip()) if kind else (0, piece)
+        if before and (not text or text.endswith(" ")):
+            before = 0  # one space between words, none at the start
+        text, tags = text + " " * before, tags + ["O"] * before
         if kind in ("MAT", "WH", "TO"):
             known.append((len(text), len(text) + len(said), "MAT" if kind == "MAT" else "WH"))
         tags += [
             f"{'B' if i == 0 else 'I'}-{kind}" if kind else "O" for i in range(len(said))
         ]  # "cold store": one part
         text += said
-    return text, tags, known
+        if kind and piece.endswith(" ") and said:
+            text, tags = text + " ", tags + ["O"]
+    text = text.rstrip()
+    return text, tags[: len(text)], known
 
 
 def from_dev(materials: dict, places: dict) -> list[tuple[str, list[str], list[tuple[int, int, str]], str]]:

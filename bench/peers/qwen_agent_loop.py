@@ -9,7 +9,6 @@ the figure is what a lean framework costs per message on the same machine as our
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 
@@ -17,6 +16,7 @@ from qwen_agent.agents import FnCallAgent
 from qwen_agent.llm.base import BaseChatModel
 from qwen_agent.llm.schema import ASSISTANT, FunctionCall, Message
 from qwen_agent.tools.base import BaseTool, register_tool
+from timing import report
 
 
 @register_tool("noop")
@@ -57,12 +57,8 @@ def main() -> None:
         assert last[-1]["content"] == "done" and last[-2]["role"] == "function", last
         return (time.perf_counter() - started) * 1000
 
-    for _ in range(20):
-        one()
-    timings = sorted(one() for _ in range(n))
-    print(
-        f"| Qwen-Agent {sys.modules['qwen_agent'].__version__}, one round, no-op tool, nothing stored "
-        f"| {statistics.median(timings):.2f} | {timings[int(0.95 * (n - 1))]:.2f} | 0 |"
+    report(
+        f"Qwen-Agent {sys.modules['qwen_agent'].__version__}, one round, no-op tool, nothing stored", one, n
     )
 
 

@@ -219,7 +219,7 @@ class _NoSpan:
     def __exit__(self, *_exc):
         return False
 
-    def settle(self, outcome) -> None:
+    def settle(self, outcome, arguments=None) -> None:
         pass
 
 
@@ -228,13 +228,13 @@ NO_SPAN = _NoSpan()
 
 class _ToolSpan:
     """An `execute_tool {name}` span, current while the tool runs (its statements are its
-    children); `settle(outcome)` records what became of the call."""
+    children); `settle(outcome, arguments)` records what became of the call."""
 
-    def __init__(self, name: str, call_id: str, model_call_id: str | None, arguments):
+    def __init__(self, name: str, call_id: str, model_call_id: str | None):
         self.span = tracing.tracer().start_span(
             f"execute_tool {name}",
             kind=SpanKind.INTERNAL,
-            attributes=_tool_attributes(name, call_id, model_call_id, arguments),
+            attributes=_tool_attributes(name, call_id, model_call_id),
         )
         self.token = None
 
@@ -251,15 +251,16 @@ class _ToolSpan:
         self.span.end()
         return False
 
-    def settle(self, outcome) -> None:
-        _settle(self.span, outcome)
+    def settle(self, outcome, arguments=None) -> None:
+        _settle(self.span, outcome, arguments)
 
 
-def tool_call(name: str, call_id: str, model_call_id: str | None = None, arguments=None):
-    """`with answer_spans.tool_call(...) as span: ... span.settle(outcome)`: a tool call being run."""
+def tool_call(name: str, call_id: str, model_call_id: str | None = None):
+    """`with answer_spans.tool_call(...) as span: ... span.settle(outcome, arguments)`: a tool call
+    being run."""
     if not tracing.ENABLED:
         return NO_SPAN
-    return _ToolSpan(name, call_id, model_call_id, arguments)
+    return _ToolSpan(name, call_id, model_call_id)
 
 
 def tool_settled(name: str, call_id: str, outcome, model_call_id: str | None = None, arguments=None) -> None:
@@ -270,13 +271,13 @@ def tool_settled(name: str, call_id: str, outcome, model_call_id: str | None = N
     span = tracing.tracer().start_span(
         f"execute_tool {name}",
         kind=SpanKind.INTERNAL,
-        attributes=_tool_attributes(name, call_id, model_call_id, arguments),
+        attributes=_tool_attributes(name, call_id, model_call_id),
     )
-    _settle(span, outcome)
+    _settle(span, outcome, arguments)
     span.end()
 
 
-def _tool_attributes(name, call_id, model_call_id, arguments) -> dict:
+def _tool_attributes(name, call_id, model_call_id) -> dict:
     attributes = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": name,
@@ -285,17 +286,19 @@ def _tool_attributes(name, call_id, model_call_id, arguments) -> dict:
     }
     if model_call_id and model_call_id != call_id:
         attributes["inventory_ai.model_call_id"] = model_call_id
-    if tracing.CAPTURE_CONTENT and arguments is not None:
-        attributes["gen_ai.tool.call.arguments"] = _arguments(arguments)
     return attributes
 
 
-def _settle(span, outcome) -> None:
+def _settle(span, outcome, arguments) -> None:
+    """What became of a call; with the content switch, what it was asked and what it answered (the
+    one place a tool span takes content, whether the call ran or was decided without running)."""
     status = str(outcome.status)
     span.set_attribute("inventory_ai.tool.outcome", OUTCOMES.get(status, status))
     if status == "error":
         span.set_attribute("error.type", outcome.error_type or "_OTHER")
         span.set_status(Status(StatusCode.ERROR))
+    if tracing.CAPTURE_CONTENT and arguments is not None:
+        span.set_attribute("gen_ai.tool.call.arguments", _arguments(arguments))
     if tracing.CAPTURE_CONTENT and outcome.content:
         span.set_attribute("gen_ai.tool.call.result", _clean(outcome.content))
 
@@ -411,9 +414,7 @@ def _clean(text) -> str:
 
 
 def _arguments(arguments) -> str:
-    if isinstance(arguments, str):
-        return _clean(arguments)
-    return _clean(_json(arguments))
+    return _clean(arguments if isinstance(arguments, str) else _json(arguments))
 
 
 def _json(value) -> str:

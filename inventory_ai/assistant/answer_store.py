@@ -82,14 +82,18 @@ class Intake:
         return self.question["conversation_id"]
 
 
-def intake(user_id: int, text: str, language: str, conversation_id: str | None) -> Intake:
-    """The rows for a question, in a new conversation unless one is given. No database work."""
+def intake(
+    user_id: int, text: str, language: str, conversation_id: str | None, flagged: bool = False
+) -> Intake:
+    """The rows for a question (with its screening verdict), in a new conversation unless one is
+    given. No database work."""
     conversation = None
     if conversation_id is None:
         conversation = {"id": new_id(), "user_id": user_id, "title": conversations.title_for(text)}
         conversation_id = conversation["id"]
     question, answer = filled(ChatMessage, [
-        {"conversation_id": conversation_id, "role": "user", "content": text, "language": language},
+        {"conversation_id": conversation_id, "role": "user", "content": text, "language": language,
+         "flagged": flagged},
         {"conversation_id": conversation_id, "role": "assistant", "status": MessageStatus.RUNNING.value,
          "language": language},
     ])  # fmt: skip

@@ -33,7 +33,6 @@ from inventory_ai.database import begin_write
 from inventory_ai.logging import get_logger
 from inventory_ai.models import CallStatus, ChatMessage, MessageStatus, ToolCallRecord, User, utcnow
 from inventory_ai.services import audit
-from inventory_ai.text import storable
 
 log = get_logger(__name__)
 
@@ -156,7 +155,7 @@ class Answering:
             self.session,
             message,
             status.value,
-            storable(text),
+            text,  # the model's text was made storable as it came (model_chain.ask); the rest is ours
             error_code,
             self.model or message.model,
             more_in,

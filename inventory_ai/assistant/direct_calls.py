@@ -29,7 +29,6 @@ from inventory_ai.models import (
     new_id,
     utcnow,
 )
-from inventory_ai.text import storable
 
 FROM_MCP = "mcp"
 
@@ -76,9 +75,10 @@ def waiting_answer(
     language = user.language or "zh"
     title = f"MCP · {description or call.name}"[:200]
     conversation = Conversation(id=new_id(), user_id=user.id, title=title, messages=[])
+    # Storable as it is: a waiting call names a tool, and its arguments passed strict_json (prepare).
     asked = f"(via {source.upper()}) {call.name} {call.arguments}"
     conversation.messages.append(
-        ChatMessage(created_seq=1, role="user", content=storable(asked)[:4000], language=language)
+        ChatMessage(created_seq=1, role="user", content=asked[:4000], language=language)
     )
     answer = ChatMessage(
         created_seq=2,

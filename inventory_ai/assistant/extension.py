@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from flask import Flask, current_app
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from inventory_ai.assistant.decisions import Decisions
@@ -19,10 +18,10 @@ from inventory_ai.assistant.tools import builtin_tools
 from inventory_ai.change_markers import ChangeMarker
 from inventory_ai.config import Config
 from inventory_ai.extensions import db
-from inventory_ai.models import ROLES, CatalogAlias, Material, StockLevel, Warehouse
+from inventory_ai.models import ROLES
 from inventory_ai.services import clock
-from inventory_ai.services.intents import active_intents
-from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
+from inventory_ai.services.bookings import MOVEMENTS_BY_ROLE
+from inventory_ai.services.catalogue_view import CatalogueView
 
 EXTENSION_KEY = "inventory_ai.assistant"
 DECISIONS_KEY = "inventory_ai.decisions"
@@ -36,52 +35,35 @@ def build_registry() -> ToolRegistry:
 
 
 def offline_lexicon(session: Session, registry: ToolRegistry) -> Lexicon:
-    """What the offline provider knows for one message: the catalogue (through the session), the
-    trained intent model (cached per process and intents version), who may do what."""
-    intents = active_intents(session)
-    examples = [Example(phrase, i.name) for i in intents for phrase in i.keywords] + built_in_examples()
-    model = model_for(examples)
+    """What the offline provider knows for one message: the catalogue through its read-only port
+    over this request's session (services/catalogue_view.py: the small tables as a snapshot, the
+    materials through the search index), the trained intent model (cached per process and intents
+    version), who may do what."""
+    catalogue = CatalogueView(session)
+    intents = catalogue.directory.routines
+    known = catalogue.directory.derived  # worked out once per snapshot of the intents
+    if "intent_model" not in known:
+        examples = [Example(phrase, i.name) for i in intents for phrase in i.keywords]
+        known["intent_model"] = model_for(examples + built_in_examples())
+    model = known["intent_model"]
     settings = registry.settings(session)
     who_can = {
         tool.name: [role for role in ROLES if registry.permits(tool, settings.get(tool.name), role)]
         for tool in registry.all()
     }
-
-    def home_warehouse(code: str, within: tuple[str, ...] | None = None) -> str | None:
-        held = (
-            select(Warehouse.code)
-            .join(StockLevel, StockLevel.warehouse_id == Warehouse.id)
-            .join(Material, Material.id == StockLevel.material_id)
-            .where(Material.code == code)
-        )
-        if within is not None:
-            held = held.where(Warehouse.code.in_(within))
-        found = session.scalar(held.order_by(StockLevel.quantity.desc(), Warehouse.code).limit(1))
-        # None of the person's warehouses holds it yet: the first of theirs, never one outside.
-        return found if found is not None or not within else sorted(within)[0]
-
     context = Context(
-        linker=Linker(session, aliases(session)),
+        linker=Linker(catalogue),
         guess=model.guess,
         offered=set(),
         role=None,
         today=clock.today(),
-        intents={i.name: (i.tool_name, dict(i.default_arguments or {})) for i in intents},
+        intents={i.name: (i.tool_name, dict(i.default_arguments)) for i in intents},
         who_can=who_can,
         movements_by_role=MOVEMENTS_BY_ROLE,
-        home_warehouse=home_warehouse,
+        home_warehouse=catalogue.main_store,
         tool_labels={tool.name: tool.labels for tool in registry.all()},
     )
     return Lexicon(context)
-
-
-def aliases(session: Session) -> dict[str, list[tuple[str, str]]]:
-    found: dict[str, list[tuple[str, str]]] = {}
-    for kind, code, alias in session.execute(
-        select(CatalogAlias.kind, CatalogAlias.code, CatalogAlias.alias)
-    ):
-        found.setdefault(alias.lower(), []).append((kind, code))
-    return found
 
 
 def provider_factory(config: Config, registry: ToolRegistry):

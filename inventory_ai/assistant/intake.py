@@ -15,7 +15,7 @@ from inventory_ai.assistant.answering import AnswerRef
 from inventory_ai.assistant.recovery import Recovery
 from inventory_ai.database import writing
 from inventory_ai.errors import Conflict, InvalidInput
-from inventory_ai.models import AuditEvent, ChatMessage, Conversation, MessageStatus, User
+from inventory_ai.models import ChatMessage, Conversation, MessageStatus, User
 from inventory_ai.observability import FLAGGED
 from inventory_ai.services import audit, conversations
 from inventory_ai.services.screening import screen
@@ -44,7 +44,7 @@ def take_message(
     # The answer follows the question's language; a mixed one, the page's (text.question_language).
     language = question_language(text, page_language or user.language or "zh")
     screening = screen(text)  # the one screening: the verdict goes with the answer (AnswerRef.flagged)
-    rows = answer_store.intake(user.id, text, language, conversation_id)
+    rows = answer_store.intake(user.id, text, language, conversation_id, screening.flagged)
     flagged = []
     if screening.flagged:  # a signal: audited, and the model is reminded (prompts.system_prompt)
         flagged.append(audit.event(
@@ -87,21 +87,16 @@ def _conversation_for(
 
 
 def was_flagged(session: Session, answer: ChatMessage) -> bool:
-    """The intake's verdict on the question `answer` answers, as its audit event recorded it: a run
-    resumed in another request reads it rather than screening the text again."""
-    asked = next(
-        (
-            m
-            for m in reversed(answer.conversation.messages)
-            if m.role == "user" and m.created_seq < answer.created_seq
-        ),
-        None,
+    """The intake's verdict on the question `answer` answers, as its row keeps it: a run resumed in
+    another request reads it rather than screening the text again."""
+    asked = (
+        select(ChatMessage.flagged)
+        .where(
+            ChatMessage.conversation_id == answer.conversation_id,
+            ChatMessage.role == "user",
+            ChatMessage.created_seq < answer.created_seq,
+        )
+        .order_by(ChatMessage.created_seq.desc())
+        .limit(1)
     )
-    if asked is None:
-        return False
-    found = select(AuditEvent.id).where(
-        AuditEvent.conversation_id == answer.conversation_id,
-        AuditEvent.action == FLAGGED_ACTION,
-        AuditEvent.message_id == asked.id,
-    )
-    return session.scalar(found.limit(1)) is not None
+    return bool(session.scalar(asked))

@@ -38,12 +38,7 @@ from inventory_ai.assistant.compaction import dumps
 from inventory_ai.assistant.direct_calls import FROM_MCP, DirectResult, awaiting_approval, waiting_answer
 from inventory_ai.assistant.history import expand
 from inventory_ai.assistant.model_chain import ModelChain
-from inventory_ai.assistant.prompts import (
-    APOLOGY,
-    TOO_SLOW,
-    decided_summary,
-    system_prompt,
-)
+from inventory_ai.assistant.prompts import APOLOGY, TOO_SLOW, decided_summary, system_prompt
 from inventory_ai.assistant.providers.base import ChatProvider, ProviderError
 from inventory_ai.assistant.recovery import HEARTBEAT_SECONDS, HEARTBEATS, STALE_AFTER_SECONDS, Recovery
 from inventory_ai.assistant.registry import ToolRegistry
@@ -64,6 +59,7 @@ from inventory_ai.models import (
 )
 from inventory_ai.observability import TOOL_ROUNDS
 from inventory_ai.services import audit, conversations
+from inventory_ai.text import storable
 
 log = get_logger(__name__)
 
@@ -415,6 +411,7 @@ class ToolExecutionManager:
         """The same checks as a call the model makes; a booking is not made here but waits, in an
         answer of its own, for its user's approval (decided then through `resume`)."""
         call_id = new_call_id()
+        name = storable(name)  # the one cleaning of a call from outside a chat; its arguments: prepare
         toolbox = self.registry.toolbox_for(user.role, session)
         context = ToolContext.of_answer(session, self.engine(), user, None, tool_names=self.registry.names())
         wire = ToolCall(call_id, name, dumps(arguments) if isinstance(arguments, dict) else str(arguments))

@@ -37,7 +37,6 @@ from inventory_ai.models import CallStatus, ToolCallRecord
 from inventory_ai.observability import FLAGGED, TOOL_CALLS, TOOL_SECONDS
 from inventory_ai.services import audit
 from inventory_ai.services.screening import screen_data
-from inventory_ai.text import storable
 
 log = get_logger(__name__)
 
@@ -136,7 +135,7 @@ class CallRunner:
             "denied" if outcome.denied_warehouse else outcome.status,
             user_id=user.id,
             role=user.role,
-            tool_name=storable(tool_name)[:64],
+            tool_name=tool_name[:64],  # made storable as it came: model_chain.ask, call_directly
             arguments=arguments if isinstance(arguments, dict) else {"raw": str(arguments)},
             error_type=outcome.error_type,
             duration_ms=outcome.duration_ms,
@@ -300,7 +299,7 @@ class CallRunner:
         started = time.monotonic()
         deadline = started + p.tool.timeout_seconds if deadline is None else deadline
         with (
-            answer_spans.tool_call(p.call.name, p.call_id, p.call.id, p.arguments) as span,
+            answer_spans.tool_call(p.call.name, p.call_id, p.call.id) as span,
             Session(bind=context.engine, expire_on_commit=False) as session,
         ):
             ctx = replace(context, session=session, tool_call_id=p.call_id)
@@ -322,7 +321,7 @@ class CallRunner:
                 outcome = CallOutcome.failed(
                     ExecutionFailed(f"{p.call.name} failed unexpectedly; the error was logged")
                 )
-            span.settle(outcome)
+            span.settle(outcome, p.arguments)
         outcome.duration_ms = int((time.monotonic() - started) * 1000)
         return outcome
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text
+from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inventory_ai.extensions import db
@@ -81,6 +81,9 @@ class ChatMessage(db.Model):
     language: Mapped[str] = mapped_column(String(8), default="zh")
     error_code: Mapped[str | None] = mapped_column(String(64))
     cancel_requested: Mapped[bool] = mapped_column(default=False)
+    # A question's screening verdict, decided once at intake (assistant/intake.py): a run resumed
+    # later reads it here; the text is never screened again.
+    flagged: Mapped[bool] = mapped_column(default=False, server_default=false())
     # The model that wrote the final answer (a fallback's, when the first choice failed).
     model: Mapped[str | None] = mapped_column(String(64))
     # Where the question came from: "chat", or "mcp" for a call an MCP client made (assistant/direct_calls.py).

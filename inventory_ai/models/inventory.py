@@ -193,7 +193,7 @@ class StockMovement(db.Model):
             "movement_type IN (" + ", ".join(f"'{t}'" for t in MOVEMENT_TYPES) + ")", name="valid_type"
         ),
         Index("ix_stock_movements_material_created", "material_id", "created_at"),
-        # A warehouse's period totals from the index alone, as the next one does for all (0019).
+        # A warehouse's period totals from the index alone, as the next one does for all (0020).
         Index("ix_stock_movements_warehouse_created_quantity", "warehouse_id", "created_at", "quantity"),
         # A period's totals in and out (services/stats.movements) from the index alone.
         Index("ix_stock_movements_created_quantity", "created_at", "quantity"),

@@ -1,6 +1,6 @@
 """A stock booking as people and the model ask for it, defined once: its fields and rules
 (`BookingSchema`, marshmallow), loaded once into the typed value the ledger takes
-(`BookingRequest`). The admin API takes this schema as its body; the booking tool's JSON Schema,
+(`BookingRequest`), and who may ask for which movement (`MOVEMENTS_BY_ROLE`, `may_book`). The admin API takes this schema as its body; the booking tool's JSON Schema,
 what the model sees, is generated from it (assistant/tools/schemas.py)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from decimal import Decimal
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 from sqlalchemy.orm import Session
 
-from inventory_ai.errors import InvalidInput
-from inventory_ai.models import MOVEMENT_TYPES, Material, MovementType, Warehouse
+from inventory_ai.errors import Forbidden, InvalidInput
+from inventory_ai.models import MOVEMENT_TYPES, Material, MovementType, Role, Warehouse
 from inventory_ai.services.catalog import find_material
 from inventory_ai.services.sites import find_warehouse
 from inventory_ai.services.units import (
@@ -28,6 +28,22 @@ from inventory_ai.services.units import (
     fmt_quantity,
     parse_quantity,
 )
+
+# Who may book what: staff book goods in and out; adjustments and transfers are a manager's call.
+MOVEMENTS_BY_ROLE: dict[str, frozenset[str]] = {
+    Role.WAREHOUSE_STAFF: frozenset({MovementType.INBOUND, MovementType.OUTBOUND}),
+    Role.WAREHOUSE_MANAGER: frozenset(MOVEMENT_TYPES),
+    Role.ADMIN: frozenset(MOVEMENT_TYPES),
+}
+
+
+def may_book(role: str, movement_type: str) -> None:
+    """Raise Forbidden unless this role may book this movement type."""
+    allowed = MOVEMENTS_BY_ROLE.get(role, frozenset())
+    if movement_type not in allowed:
+        raise Forbidden(
+            f"role {role} may not book {movement_type}; allowed: {', '.join(sorted(allowed)) or 'none'}"
+        )
 
 
 class DecimalIn(fields.Field):

@@ -17,14 +17,8 @@ from sqlalchemy.orm import Session
 
 from inventory_ai import tracing
 from inventory_ai.database import write_transaction
-from inventory_ai.errors import Conflict, Forbidden, InsufficientStock, InvalidInput
-from inventory_ai.models import (
-    MOVEMENT_TYPES,
-    MovementType,
-    Role,
-    StockLevel,
-    StockMovement,
-)
+from inventory_ai.errors import Conflict, InsufficientStock, InvalidInput
+from inventory_ai.models import MovementType, StockLevel, StockMovement
 from inventory_ai.models.inventory import ALL_WAREHOUSES
 from inventory_ai.services import shown
 from inventory_ai.services.booking_effect import effect_view, level_change, moved_value
@@ -52,22 +46,6 @@ MOVEMENT_WORDS: dict[str, MovementWords] = {
     MovementType.ADJUSTMENT: MovementWords("盘点调整", "stocktake adjustment", "Adjust", "Adjusted"),
     MovementType.TRANSFER: MovementWords("调拨", "transfer", "Transfer", "Transferred"),
 }
-
-# Who may book what: staff book goods in and out; adjustments and transfers are a manager's call.
-MOVEMENTS_BY_ROLE: dict[str, frozenset[str]] = {
-    Role.WAREHOUSE_STAFF: frozenset({MovementType.INBOUND, MovementType.OUTBOUND}),
-    Role.WAREHOUSE_MANAGER: frozenset(MOVEMENT_TYPES),
-    Role.ADMIN: frozenset(MOVEMENT_TYPES),
-}
-
-
-def may_book(role: str, movement_type: str) -> None:
-    """Raise Forbidden unless this role may book this movement type."""
-    allowed = MOVEMENTS_BY_ROLE.get(role, frozenset())
-    if movement_type not in allowed:
-        raise Forbidden(
-            f"role {role} may not book {movement_type}; allowed: {', '.join(sorted(allowed)) or 'none'}"
-        )
 
 
 @dataclass(frozen=True)
@@ -125,30 +103,33 @@ def legacy_client_key(key: str) -> str:
 
 
 def book(engine: Engine, request: BookingRequest) -> Booking:
+    # What a booking under this key must have asked, worked out once: as bookings store it now (the
+    # first), or as older ones spelled it. The movement rows keep the first.
+    asked = (request.fingerprint(), request.spelled_fingerprint()) if request.idempotency_key else ()
     try:
-        return _book(engine, request)
+        return _book(engine, request, asked)
     except IntegrityError:
         # Two requests with the same key raced; the loser returns the winner's booking.
-        if request.idempotency_key:
-            replay = _replay(engine, request)
+        if asked:
+            replay = _replay(engine, request, asked)
             if replay is not None:
                 return replay
         raise Conflict("the booking conflicts with another made at the same time; look, then retry") from None
 
 
-def _earlier(session: Session, request: BookingRequest) -> Booking | None:
+def _earlier(session: Session, request: BookingRequest, asked: tuple[str, ...]) -> Booking | None:
     """The booking already made for this request's key (or its legacy key, if that booking is the
     same caller's), or None; InvalidInput when that booking asked something else."""
-    replay = _replay_in(session, request.idempotency_key, request)
+    replay = _replay_in(session, request.idempotency_key, asked)
     if replay is None and request.legacy_key:
-        replay = _replay_in(session, request.legacy_key, request, owner=request.user_id)
+        replay = _replay_in(session, request.legacy_key, asked, owner=request.user_id)
     return replay
 
 
-def _book(engine: Engine, request: BookingRequest) -> Booking:
+def _book(engine: Engine, request: BookingRequest, asked: tuple[str, ...]) -> Booking:
     with write_transaction(engine) as session:
-        if request.idempotency_key:
-            replay = _earlier(session, request)
+        if asked:
+            replay = _earlier(session, request, asked)
             if replay is not None:
                 return replay
         material, warehouse, target, quantity = resolve(session, request)
@@ -190,12 +171,22 @@ def _book(engine: Engine, request: BookingRequest) -> Booking:
         # At execution, under the lock: what the booking does, from the levels it changes.
         value = moved_value(material, request.movement_type, quantity, delta)
         effect = effect_view(material, changes, value)
-        out = _write(session, request, material, warehouse, target, source, delta, request.idempotency_key)
+        key, request_hash = request.idempotency_key, asked[0] if asked else None
+        out = _write(session, request, material, warehouse, target, source, delta, key, request_hash)
         to_level = None
         if target is not None:
             dest = levels[target.id]
-            in_key = f"{request.idempotency_key}#in" if request.idempotency_key else None
-            _write(session, request, material, target, warehouse, dest, quantity, in_key)
+            _write(
+                session,
+                request,
+                material,
+                target,
+                warehouse,
+                dest,
+                quantity,
+                key and f"{key}#in",
+                request_hash,
+            )
             to_level = dest.quantity
         session.flush()
         return Booking(
@@ -239,7 +230,9 @@ def _lock_levels(session: Session, material_id: int, warehouse_ids: list[int]) -
     return levels
 
 
-def _write(session, request, material, warehouse, counterpart, level, delta, key) -> StockMovement:
+def _write(
+    session, request, material, warehouse, counterpart, level, delta, key, request_hash
+) -> StockMovement:
     movement = StockMovement(
         material_id=material.id,
         warehouse_id=warehouse.id,
@@ -251,7 +244,7 @@ def _write(session, request, material, warehouse, counterpart, level, delta, key
         reason=request.reason.strip()[:500],
         user_id=request.user_id,
         idempotency_key=key,
-        request_hash=request.fingerprint() if key else None,
+        request_hash=request_hash,
         trace_id=tracing.trace_id(),  # the decision or request that booked it, when traces are on
     )
     level.quantity = level.quantity + delta
@@ -264,19 +257,20 @@ def recorded_booking(session: Session, key: str) -> Booking | None:
     return _replay_in(session, key)
 
 
-def _replay(engine: Engine, request: BookingRequest) -> Booking | None:
+def _replay(engine: Engine, request: BookingRequest, asked: tuple[str, ...]) -> Booking | None:
     with Session(bind=engine) as session:
-        return _earlier(session, request)
+        return _earlier(session, request, asked)
 
 
 def _replay_in(
-    session: Session, key: str, request: BookingRequest | None = None, owner: int | None = None
+    session: Session, key: str, asked: tuple[str, ...] = (), owner: int | None = None
 ) -> Booking | None:
+    """The booking made under `key` (by `owner`, if given); InvalidInput if it asked other than
+    `asked` (its fingerprints; none given: whatever it asked)."""
     movement = session.scalar(select(StockMovement).where(StockMovement.idempotency_key == key))
     if movement is None or (owner is not None and movement.user_id != owner):
         return None
-    asked = (request.fingerprint(), request.spelled_fingerprint()) if request is not None else ()
-    if request is not None and movement.request_hash is not None and movement.request_hash not in asked:
+    if asked and movement.request_hash is not None and movement.request_hash not in asked:
         raise InvalidInput(
             "this Idempotency-Key was used for a different booking; use a new key for a new booking",
             {"movement_id": movement.id},

@@ -216,9 +216,11 @@ def search_materials(
     limit: int = 10,
     offset: int = 0,
     described: bool = True,
+    count_cap: int = COUNT_CAP,
 ) -> SearchPage:
     """Materials matching every word of the query by name, synonym, spec, category or supplier;
-    when none does (and `described`), by their descriptions, the rarest shared words first.
+    when none does (and `described`), by their descriptions, the rarest shared words first. The
+    total is counted up to `count_cap` (a caller that needs "one or several" asks for less).
 
     Two statements in the common case: the first tiers of the ranking and the capped total in
     one, the page's materials in the other; the later tiers run only while the page is not full."""
@@ -248,17 +250,18 @@ def search_materials(
         if filters.sites is None
         else (None if filters.sites.ids is None else tuple(sorted(filters.sites.ids))),
         wanted,
+        count_cap,
+        chinese := CJK_RUN.search(text) is not None,
     )
     built = _BUILT.get(shape)
     if built is None:
         if len(_BUILT) >= 512:  # shapes are few; this only bounds a pathological caller
             _BUILT.clear()
-        built = _BUILT[shape] = _statements(bound, _bound_conditions(filters), wanted)
+        built = _BUILT[shape] = _statements(bound, _bound_conditions(filters), wanted, count_cap, chinese)
     first, later, named = built
     counted = _ranked_ids(session, first, params, wanted, ids, seen)
     # 6. synonyms  7. spec / category / supplier  8. each token in one or the other (as the total
-    # counts them): only while the page is not full. For one exact term 8 holds nothing 5-7 did
-    # not (the index keeps a term of a material in one field only), so it is not read.
+    # counts them): only while the page is not full, and 8 not for one term alone (below).
     if len(ids) < wanted:
         _ranked_ids(session, later, params, wanted, ids, seen)
     if len(ids) < wanted and named is not None:
@@ -273,14 +276,14 @@ def search_materials(
         return SearchPage([found[i] for i in page if i in found], total, False, offset, limit)
 
     _, _, read, distinct = counted
-    read_cap = COUNT_CAP + 1 if _exact_driver(tokens) else 2 * (COUNT_CAP + 1)
-    total = distinct if read < read_cap else max(distinct, COUNT_CAP + 1)
+    read_cap = count_cap + 1 if _exact_driver(tokens) else 2 * (count_cap + 1)
+    total = distinct if read < read_cap else max(distinct, count_cap + 1)
     page_ids = ids[offset:wanted]
     by_id = {m.id: m for m in session.scalars(_PAGE, {"ids": page_ids})} if page_ids else {}
     return SearchPage(
         materials=[by_id[i] for i in page_ids if i in by_id],
-        total=min(total, COUNT_CAP),
-        total_capped=total > COUNT_CAP,
+        total=min(total, count_cap),
+        total_capped=total > count_cap,
         offset=offset,
         limit=limit,
     )
@@ -305,7 +308,7 @@ def _bound_conditions(filters: SearchFilters) -> list:
     return conditions
 
 
-def _statements(tokens: list, conditions: list, wanted: int) -> tuple:
+def _statements(tokens: list, conditions: list, wanted: int, count_cap: int, chinese: bool) -> tuple:
     """The ranking's statements for one shape of query: tiers 1-5 with the capped total, 6-7, and 8
     (None when it cannot add anything)."""
 
@@ -317,9 +320,10 @@ def _statements(tokens: list, conditions: list, wanted: int) -> tuple:
         return _tier(number, stmt, driver.term, driver.field, driver.material_id, limit=wanted)
 
     base = select(Material.id).where(*conditions)
-    first = [
-        # 1. exact code  2. exact name  3. name prefix (index range scans, not LIKE)
-        _tier(1, base.where(Material.code == bindparam("code")), limit=wanted),
+    # 1. exact code  2. exact name  3. name prefix (index range scans, not LIKE). A query with
+    # Chinese in it is no code and begins no English name: those lookups are left out.
+    first = [] if chinese else [_tier(1, base.where(Material.code == bindparam("code")), limit=wanted)]
+    first += [
         _tier(
             2,
             base.where(
@@ -330,15 +334,18 @@ def _statements(tokens: list, conditions: list, wanted: int) -> tuple:
     ]
     # One query per name index: an OR of the two ranges makes the planner walk one index whole.
     # Ties of one name by id: the index's own order on SQLite, a cheap incremental sort on PostgreSQL.
-    for number, name in ((3, Material.name_zh), (4, Material.name_en_key)):
+    for number, name in (
+        ((3, Material.name_zh),) if chinese else ((3, Material.name_zh), (4, Material.name_en_key))
+    ):
         ranged = base.where(name > bindparam("text"), name < bindparam("text_high")).order_by(
             name, Material.id
         )
         first.append(_tier(number, ranged, name, limit=wanted))
     first.append(postings_tier(5, (NAME,)))  # 5. name contains every token
-    first = union_all(*first, _capped_total(tokens, conditions))
+    first = union_all(*first, _capped_total(tokens, conditions, count_cap))
     later = union_all(postings_tier(6, (SYNONYM,)), postings_tier(7, (DETAIL,)))
-    single_term = len(tokens) == 1 and len(tokens[0].exact) == 1 and not tokens[0].prefix
+    # One term alone is in one field or another: tier 8 finds nothing tiers 5-7 did not.
+    single_term = len(tokens) == 1 and len(tokens[0].exact) + (tokens[0].prefix is not None) == 1
     return first, later, None if single_term else postings_tier(8, NAMED)
 
 
@@ -346,7 +353,7 @@ def _exact_driver(tokens: list[Token]) -> bool:
     return any(t.exact for t in tokens)
 
 
-def _capped_total(tokens: list[Token], conditions: list):
+def _capped_total(tokens: list[Token], conditions: list, count_cap: int):
     """The total, capped, as a row (COUNTED, '', postings read, distinct materials among them).
 
     Read the postings in index order and stop: an exact term holds a material once (the index
@@ -356,7 +363,7 @@ def _capped_total(tokens: list[Token], conditions: list):
     own columns makes both databases scan it and stop at the LIMIT: without it PostgreSQL chose a
     bitmap of every posting of a single character (0.8-1.0 s for 面 at 1,000,000 materials)."""
     stmt, driver, _, exact = _postings(tokens, NAMED)
-    read_cap = COUNT_CAP + 1 if exact else 2 * (COUNT_CAP + 1)
+    read_cap = count_cap + 1 if exact else 2 * (count_cap + 1)
     postings = (
         stmt.join(Material, Material.id == driver.material_id)
         .where(*conditions)

@@ -38,7 +38,7 @@ from inventory_ai.models import (
     User,
 )
 from inventory_ai.services import approvals, clock, conversations, shown, sites
-from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
+from inventory_ai.services.bookings import MOVEMENTS_BY_ROLE
 from inventory_ai.services.units import parse_quantity
 from inventory_ai.text import language_of
 from inventory_ai.web import bp

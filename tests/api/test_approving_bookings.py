@@ -11,24 +11,12 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select, update
 
-from inventory_ai.assistant.types import ModelReply, ModelRequest
 from inventory_ai.auth import issue_token
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, Signoff, StockMovement, User, utcnow
 from tests.support.clients import client_for
-from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
+from tests.support.scripted import booking, books, use
 from tests.support.stock import level
-
-
-def books(arguments: dict) -> ScriptedProvider:
-    """A model that asks for one booking, then answers with what the tool said."""
-
-    def step(request: ModelRequest) -> ModelReply:
-        if request.messages[-1].role == "user":
-            return calls(call("record_stock_movement", arguments, "call_model"))
-        return answer("结果：" + request.messages[-1].content)
-
-    return ScriptedProvider(*[step] * 6)
 
 
 def ask(client, text="出库") -> dict:

@@ -8,18 +8,8 @@ from decimal import Decimal
 import pytest
 
 from tests.support.clients import client_for
-from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
+from tests.support.scripted import booking, books, use
 from tests.support.stock import level
-
-
-def books(arguments: dict) -> ScriptedProvider:
-    def step(request):
-        if request.messages[-1].role == "user":
-            return calls(call("record_stock_movement", arguments, "call_model"))
-        return answer("done")
-
-    return ScriptedProvider(*[step] * 6)
-
 
 BODIES_WITHOUT_A_DECISION = [{}, {"reason": "不要出库，数量不对"}, {"decision": None}, {"decision": ""}]
 

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from inventory_ai.assistant.types import ModelReply, ToolCall, Usage
 from inventory_ai.extensions import db
 from inventory_ai.models import StockMovement, ToolCallRecord
-from tests.support.clients import AuthActions
+from tests.support.clients import AuthActions, approve
 from tests.support.scripted import ScriptedProvider, answer, use
 
 NAMES = st.sampled_from(["record_stock_movement", "search_materials", "list_low_stock", "create_new_intent",
@@ -49,9 +49,7 @@ def test_any_model_output_ends_cleanly_and_books_exactly_what_was_approved(app, 
     assert body.status_code == 200, body.get_data(as_text=True)[:200]
     view = body.json
     if view["status"] == "awaiting_confirmation":
-        decided = client.post(
-            f"/api/v1/chat/messages/{view['message_id']}/decision", json={"decision": "approve"}
-        )
+        decided = approve(client, view["message_id"])
         assert decided.status_code == 200, decided.get_data(as_text=True)[:200]
         view = decided.json
     assert view["status"] not in ("running",), view["status"]

@@ -15,6 +15,7 @@ from inventory_ai.assistant.extension import manager
 from inventory_ai.extensions import db
 from inventory_ai.models import StockLevel, User
 from inventory_ai.services import booking_effect, bookings
+from tests.support.clients import approve
 from tests.support.factories import MaterialFactory, PendingBookingFactory, StockLevelFactory, warehouse
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
@@ -119,9 +120,7 @@ def test_the_chats_pending_booking_carries_its_effect_computed_when_shown(app, c
     listed = client.get(f"/api/v1/conversations/{body['conversation_id']}").json["messages"][-1]
     assert listed["pending"][0]["effect"]["warehouses"][0]["after"] == "18"
 
-    decided = client.post(
-        f"/api/v1/chat/messages/{body['message_id']}/decision", json={"decision": "approve"}
-    ).json
+    decided = approve(client, body["message_id"]).json
     [result] = [r for r in decided["rounds"][0]["results"] if r["tool_call_id"] == pending["tool_call_id"]]
     booked = json.loads(result["content"])["effect"]  # again at execution, as the ledger booked it
     assert [(w["before"], w["after"]) for w in booked["warehouses"]] == [("30", "18")]
@@ -135,7 +134,7 @@ def test_a_booking_waiting_for_sign_off_shows_its_effect_to_the_signer(app, clie
     db.session.commit()
     record = PendingBookingFactory(user=staff, arguments=big)
     auth.login("staff")
-    client.post(f"/api/v1/chat/messages/{record.round.message_id}/decision", json={"decision": "approve"})
+    approve(client, record.round.message_id)
     auth.logout()
     auth.login("manager")
     [waiting] = [s for s in client.get("/api/v1/approvals").json if s["tool_call_id"] == record.call_id]

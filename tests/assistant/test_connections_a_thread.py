@@ -17,8 +17,8 @@ from sqlalchemy import event
 from inventory_ai.assistant.extension import manager as answers
 from inventory_ai.extensions import db
 from inventory_ai.models import User
-from tests.support.clients import client_for
-from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
+from tests.support.clients import approve, client_for, sign_off
+from tests.support.scripted import ScriptedProvider, answer, booking, books, call, calls, use
 
 
 @contextmanager
@@ -47,15 +47,6 @@ def most_held_by_a_thread(engine) -> Iterator[Counter]:
         event.remove(engine, "checkin", given_back)
 
 
-def books(arguments: dict) -> ScriptedProvider:
-    def step(request):
-        if request.messages[-1].role == "user":
-            return calls(call("record_stock_movement", arguments, "call_model"))
-        return answer("好了")
-
-    return ScriptedProvider(*[step] * 4)
-
-
 def test_a_booking_is_proposed_and_approved_while_its_request_holds_no_other_connection(app):
     use(app, books(booking(20)))
     staff = client_for(app, "staff")
@@ -64,9 +55,7 @@ def test_a_booking_is_proposed_and_approved_while_its_request_holds_no_other_con
     assert asked["status"] == "awaiting_confirmation"
     assert max(most.values()) == 1, dict(most)
     with most_held_by_a_thread(db.engine) as most:
-        decided = staff.post(
-            f"/api/v1/chat/messages/{asked['message_id']}/decision", json={"decision": "approve"}
-        )
+        decided = approve(staff, asked["message_id"])
     assert decided.json["rounds"][0]["results"][0]["status"] == "success"
     assert max(most.values()) == 1, dict(most)
 
@@ -75,13 +64,11 @@ def test_a_signoff_books_while_its_request_holds_no_other_connection(app):
     use(app, books(booking(1000, "inbound")))  # CNY 6,200: waits for a manager
     staff = client_for(app, "staff")
     asked = staff.post("/api/v1/chat", json={"message": "收货 1000 公斤"}).json
-    waiting = staff.post(
-        f"/api/v1/chat/messages/{asked['message_id']}/decision", json={"decision": "approve"}
-    ).json
+    waiting = approve(staff, asked["message_id"]).json
     call_id = waiting["rounds"][0]["tool_calls"][0]["id"]
     manager = client_for(app, "manager")
     with most_held_by_a_thread(db.engine) as most:
-        signed = manager.post(f"/api/v1/approvals/{call_id}/decision", json={"decision": "approve"})
+        signed = sign_off(manager, call_id)
     assert signed.json["result"]["status"] == "success"
     assert max(most.values()) == 1, dict(most)
 

@@ -19,7 +19,7 @@ from inventory_ai.assistant.providers.base import ProviderError
 from inventory_ai.assistant.types import ModelReply, ModelRequest, TextDelta
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, Signoff, StockMovement, ToolCallRecord, User, utcnow
-from tests.support.clients import client_for
+from tests.support.clients import approve, client_for, sign_off
 from tests.support.scripted import ScriptedProvider, answer, booking, call, calls, use
 
 
@@ -115,9 +115,7 @@ def test_a_stop_left_over_from_before_does_not_cancel_a_later_approval(app):
         update(ChatMessage).where(ChatMessage.id == body["message_id"]).values(cancel_requested=True)
     )
     db.session.commit()
-    decided = staff.post(
-        f"/api/v1/chat/messages/{body['message_id']}/decision", json={"decision": "approve"}
-    ).json
+    decided = approve(staff, body["message_id"]).json
     assert decided["status"] == "completed" and decided["reply"] == "已出库"
     assert len(chat_bookings()) == 1 and len(model.requests) == 2
 
@@ -168,9 +166,7 @@ def test_a_booking_made_before_the_answer_failed_is_in_what_the_model_sees_next(
     )
     staff = client_for(app, "staff")
     body = staff.post("/api/v1/chat", json={"message": "M001 出库 5 kg"}).json
-    failed = staff.post(
-        f"/api/v1/chat/messages/{body['message_id']}/decision", json={"decision": "approve"}
-    ).json
+    failed = approve(staff, body["message_id"]).json
     assert failed["status"] == "failed" and len(chat_bookings()) == 1
     staff.post("/api/v1/chat", json={"message": "再试一次", "conversation_id": body["conversation_id"]})
     seen = model.requests[-1].messages
@@ -233,9 +229,7 @@ def test_a_signoff_and_its_withdrawal_at_once_exactly_one_decides_and_the_answer
                                   answer("好")))  # fmt: skip
         staff = client_for(app, "staff")
         body = staff.post("/api/v1/chat", json={"message": "收货"}).json
-        waiting = staff.post(
-            f"/api/v1/chat/messages/{body['message_id']}/decision", json={"decision": "approve"}
-        ).json
+        waiting = approve(staff, body["message_id"]).json
         assert waiting["status"] == "awaiting_signoff"
         call_id = waiting["rounds"][0]["tool_calls"][0]["id"]
         manager_client = client_for(app, "manager")
@@ -244,9 +238,7 @@ def test_a_signoff_and_its_withdrawal_at_once_exactly_one_decides_and_the_answer
 
         def sign(c=manager_client, call_id=call_id, barrier=barrier, codes=codes):
             barrier.wait()
-            codes["sign"] = c.post(
-                f"/api/v1/approvals/{call_id}/decision", json={"decision": "approve"}
-            ).status_code
+            codes["sign"] = sign_off(c, call_id).status_code
 
         def withdraw(c=staff, message_id=body["message_id"], barrier=barrier, codes=codes):
             barrier.wait()
@@ -279,9 +271,7 @@ def test_a_large_booking_split_in_two_calls_still_needs_a_signoff(app):
                               answer("好")))  # fmt: skip
     staff = client_for(app, "staff")
     body = staff.post("/api/v1/chat", json={"message": "收货两批"}).json
-    decided = staff.post(
-        f"/api/v1/chat/messages/{body['message_id']}/decision", json={"decision": "approve"}
-    ).json
+    decided = approve(staff, body["message_id"]).json
     assert decided["status"] == "awaiting_signoff" and chat_bookings() == []
     assert db.session.scalar(select(func.count()).select_from(Signoff)) == 2
 

@@ -24,6 +24,7 @@ from inventory_ai.errors import Conflict
 from inventory_ai.extensions import db
 from inventory_ai.models import ChatMessage, Material, StockMovement, ToolCallRecord, User, utcnow
 from inventory_ai.services import bookings, ledger
+from tests.support import scripted
 from tests.support.dashscope_stub import Empty, Reply
 from tests.support.factories import user_named
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
@@ -37,15 +38,7 @@ def start(username: str, text: str, conversation_id: str | None = None):
 
 
 def booking(material: str, quantity: float, call_id: str) -> ToolCall:
-    arguments = {
-        "material": material,
-        "warehouse": "主仓库",
-        "movement_type": "outbound",
-        "quantity": quantity,
-        "unit": "kg",
-        "reason": "生产领料",
-    }
-    return call("record_stock_movement", arguments, call_id)
+    return call("record_stock_movement", scripted.booking(quantity, material=material), call_id)
 
 
 # --- every call has its own identity -----------------------------------------------------------

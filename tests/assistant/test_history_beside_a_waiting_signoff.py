@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from inventory_ai.extensions import db
 from inventory_ai.models import Signoff
-from tests.support.clients import AuthActions
+from tests.support.clients import AuthActions, approve, sign_off
 from tests.support.dashscope_stub import Error, Reply, tool_call
 
 BIG = {"material": "M001", "warehouse": "主仓库", "movement_type": "inbound", "quantity": 1000,
@@ -52,9 +52,7 @@ def test_qwen_sees_a_valid_history_while_a_booking_waits_and_when_its_signoff_re
         staff = app.test_client()
         AuthActions(staff).login("staff")
         asked = staff.post("/api/v1/chat", json={"message": "收货入库 1000 公斤高筋面粉"}).json
-        waiting = staff.post(
-            f"/api/v1/chat/messages/{asked['message_id']}/decision", json={"decision": "approve"}
-        ).json
+        waiting = approve(staff, asked["message_id"]).json
         assert waiting["status"] == "awaiting_signoff", waiting
         conversation = waiting["conversation_id"]
 
@@ -70,7 +68,7 @@ def test_qwen_sees_a_valid_history_while_a_booking_waits_and_when_its_signoff_re
         manager = app.test_client()
         AuthActions(manager).login("manager")
         call_id = waiting["rounds"][0]["tool_calls"][0]["id"]
-        signed = manager.post(f"/api/v1/approvals/{call_id}/decision", json={"decision": "approve"}).json
+        signed = sign_off(manager, call_id).json
         assert signed["answer_status"] == "completed", signed
         resumed = stub.requests[-1]["input"]["messages"]
         assert invalid(resumed) is None

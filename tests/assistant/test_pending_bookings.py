@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from inventory_ai.extensions import db
 from inventory_ai.models import StockLevel, StockMovement
-from tests.support.clients import AuthActions
+from tests.support.clients import AuthActions, approve
 from tests.support.factories import (
     ConversationFactory,
     MaterialFactory,
@@ -34,9 +34,7 @@ def test_an_approved_booking_is_booked_once_and_the_model_hears_of_it(app):
     model = use(app, ScriptedProvider(answer("已出库。")))
     client = app.test_client()
     AuthActions(client).login(user.username)
-    decided = client.post(
-        f"/api/v1/chat/messages/{record.round.message_id}/decision", json={"decision": "approve"}
-    )
+    decided = approve(client, record.round.message_id)
     assert decided.json["status"] == "completed" and decided.json["reply"] == "已出库。"
     db.session.expire_all()
     assert _level(material) == Decimal("25")

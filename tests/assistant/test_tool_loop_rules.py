@@ -26,6 +26,7 @@ from inventory_ai.change_markers import ChangeMarker
 from inventory_ai.errors import Conflict, NotFound
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, ChatMessage, Intent, Material, ModelCall, StockLevel, ToolSetting
+from tests.support import scripted
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
 
@@ -55,6 +56,16 @@ def tool_messages(request):
 
 def content(request, index=-1) -> dict:
     return json.loads(tool_messages(request)[index].content)
+
+
+def called_once(app, tool: ToolExecutor, reply: str = "done"):
+    """`tool` (taking no arguments) registered and called once by the scripted model, which then
+    answers `reply`: the model (what it was told of the call: `content(model.requests[1])`) and the
+    answer's message."""
+    manager().registry.register(tool)
+    model = use(app, ScriptedProvider(calls(call(tool.name, {})), answer(reply)))
+    _, _, message = run(app, "staff", "go")
+    return model, message
 
 
 def m001_level(session) -> Decimal:
@@ -183,9 +194,7 @@ def test_a_tool_that_crashes_becomes_a_clean_error(app):
         def execute(self, arguments, context):
             raise RuntimeError("secret path /etc/passwd and key sk-abcdefghijklmnop")
 
-    manager().registry.register(Crashing())
-    model = use(app, ScriptedProvider(calls(call("crashing_tool", {})), answer("sorry")))
-    run(app, "staff", "go")
+    model, _ = called_once(app, Crashing(), "sorry")
     text = tool_messages(model.requests[1])[0].content
     assert json.loads(text)["error"]["type"] == "ExecutionFailed"
     assert "/etc/passwd" not in text and "sk-" not in text and "Traceback" not in text
@@ -201,10 +210,8 @@ def test_a_tool_that_times_out_is_reported_and_the_loop_goes_on(app):
             time.sleep(2)
             return {"late": True}
 
-    manager().registry.register(Slow())
-    model = use(app, ScriptedProvider(calls(call("slow_tool", {})), answer("it was slow")))
     started = time.monotonic()
-    _, _, message = run(app, "staff", "go")
+    model, message = called_once(app, Slow(), "it was slow")
     assert time.monotonic() - started < 1.5
     assert content(model.requests[1])["error"]["type"] == "Timeout"
     assert message.status == "completed"
@@ -244,10 +251,8 @@ class EndlessQuery(NoArguments):
 @pytest.mark.parametrize("bounded", [True, False], ids=["in the asking thread", "in a thread of its own"])
 def test_a_read_past_its_timeout_is_stopped_by_the_database_and_the_next_one_works(app, bounded):
     tool = EndlessQuery(bounded)
-    manager().registry.register(tool)
-    model = use(app, ScriptedProvider(calls(call("endless_query", {})), answer("it was slow")))
     started = time.monotonic()
-    _, _, message = run(app, "staff", "go")
+    model, message = called_once(app, tool, "it was slow")
     assert time.monotonic() - started < 3
     assert content(model.requests[1])["error"]["type"] == "Timeout"
     assert message.status == "completed"
@@ -265,10 +270,8 @@ def test_a_read_whose_deadline_passed_before_its_first_query_is_stopped_as_it_be
     tool = EndlessQuery(bounded=True)
     slow_start = tool.execute
     tool.execute = lambda arguments, context: (time.sleep(0.4), slow_start(arguments, context))[1]
-    manager().registry.register(tool)
-    model = use(app, ScriptedProvider(calls(call("endless_query", {})), answer("it was slow")))
     started = time.monotonic()
-    run(app, "staff", "go")
+    model, _ = called_once(app, tool, "it was slow")
     assert time.monotonic() - started < 3
     assert content(model.requests[1])["error"]["type"] == "Timeout"
 
@@ -285,9 +288,7 @@ def test_a_read_that_fails_late_for_another_reason_says_so_and_is_not_called_a_t
             time.sleep(0.2)
             raise ToolNotFound("no material M999")
 
-    manager().registry.register(LateNotFound())
-    model = use(app, ScriptedProvider(calls(call("late_not_found", {})), answer("not found")))
-    run(app, "staff", "go")
+    model, _ = called_once(app, LateNotFound(), "not found")
     assert content(model.requests[1])["error"] == {"type": "NotFound", "message": "no material M999"}
 
 
@@ -313,9 +314,7 @@ def test_a_write_past_its_timeout_is_not_stopped_and_reported_as_done(app):
             context.session.execute(text("UPDATE materials SET code = code WHERE code = 'M001'"))
             return {"done": True}
 
-    manager().registry.register(SlowWrite())
-    model = use(app, ScriptedProvider(calls(call("slow_write", {})), answer("done")))
-    run(app, "staff", "go")
+    model, _ = called_once(app, SlowWrite())
     assert content(model.requests[1]) == {"done": True}
 
 
@@ -329,9 +328,7 @@ def test_a_deadline_does_not_follow_its_connection_to_the_next_user(app):
         def execute(self, arguments, context):
             return {"n": context.session.execute(text("SELECT count(*) FROM materials")).scalar()}
 
-    manager().registry.register(QuickRead())
-    model = use(app, ScriptedProvider(calls(call("quick_read", {})), answer("ok")))
-    run(app, "staff", "go")
+    model, _ = called_once(app, QuickRead(), "ok")
     assert "error" not in content(model.requests[1])
     time.sleep(0.3)  # its deadline has passed; the connection it used is back in the pool
 
@@ -480,18 +477,7 @@ def test_large_results_are_compacted_not_cut(app):
 
 
 def booking(quantity=20, call_id="call_book"):
-    return call(
-        "record_stock_movement",
-        {
-            "material": "M001",
-            "warehouse": "主仓库",
-            "movement_type": "outbound",
-            "quantity": quantity,
-            "unit": "kg",
-            "reason": "生产领料",
-        },
-        call_id,
-    )
+    return call("record_stock_movement", scripted.booking(quantity), call_id)
 
 
 def test_booking_waits_for_approval_then_books_and_resumes(app, session):

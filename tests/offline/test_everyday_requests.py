@@ -9,24 +9,7 @@ from datetime import date
 import pytest
 
 from inventory_ai.assistant.providers.offline import slots
-from tests.support.clients import ask, first_call
-
-
-def calls_first(app, role: str, text: str, tool: str | None, expected: dict | None) -> None:
-    """The first tool call (name and the arguments named) of the answer, or no call and a question."""
-    body = ask(app, role, text)
-    call = first_call(body)
-    if tool is None:
-        assert call is None and ("?" in body["reply"] or "？" in body["reply"])
-        return
-    assert call["name"] == tool
-    assert {k: call["arguments"].get(k) for k in expected} == expected
-
-
-def teaches(app, role: str, text: str, tool: str, phrase: str) -> None:
-    call = first_call(ask(app, role, text))
-    assert call["name"] == "create_new_intent"
-    assert call["arguments"]["tool_name"] == tool and phrase in call["arguments"]["keywords"]
+from tests.support.clients import ask, calls_first, first_call, teaches
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from inventory_ai.assistant.providers.offline.tagger import tag
+from inventory_ai.assistant.providers.offline.tagger import SURE, tag
 from tests.support.clients import ask, first_call
 
 
@@ -23,6 +23,10 @@ from tests.support.clients import ask, first_call
         ("冷库放进去淡奶油6箱", "M030", "inbound", "WH02", 72),
         ("6 cases whipping cream in to cold store", "M030", "inbound", "WH02", 72),
         ("whipping cream x6 cases into cold store", "M030", "inbound", "WH02", 72),
+        # one language's words, the other's names or a code (mixed orders in floor_grammar.json)
+        ("corn oil 领了3桶 冷库", "M053", "outbound", "WH02", 60),
+        ("冷库 收 whipping cream 5箱", "M030", "inbound", "WH02", 60),
+        ("4袋 bread flour 进 wh1", "M001", "inbound", "WH01", 100),
     ],
 )
 def test_a_booking_in_the_floors_word_order_is_proposed_with_its_parts(
@@ -50,6 +54,25 @@ def test_the_tagger_names_each_part_of_a_transfer():
         ("WH", "主仓"), ("MOVE", "调"), ("NUM", "10"), ("PACK", "袋"), ("MAT", "高筋面粉"), ("TO", "冷库"),
     ]  # fmt: skip
     assert floor.way == "transfer" and floor.probability > 0.8
+
+
+@pytest.mark.parametrize(
+    ("text", "known", "way"),
+    [
+        ("corn oil 出三桶 wh2", [(0, 8, "MAT"), (13, 16, "WH")], "outbound"),
+        ("soybean oil 入两桶 wh3", [(0, 11, "MAT"), (16, 19, "WH")], "inbound"),
+    ],
+)
+def test_an_english_name_among_chinese_words_and_a_warehouse_code_is_read_surely(text, known, way):
+    floor = tag(text, known)  # the mixed orders of floor_grammar.json: asked "in or out?" without them
+    assert [kind for kind, _s, _e in floor.parts] == [
+        "MAT",
+        "OUT" if way == "outbound" else "IN",
+        "NUM",
+        "PACK",
+        "WH",
+    ]
+    assert floor.way == way and floor.probability >= SURE
 
 
 @pytest.mark.parametrize("text", ["冷库淡奶油还有几箱？", "高筋面粉8袋出主仓了吗？"])

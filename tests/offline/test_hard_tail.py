@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.clients import AuthActions, ask, first_call
+from tests.support.clients import AuthActions, ask, calls_first, first_call
 
 
 def calls_of(body: dict) -> list[tuple[str, dict]]:
@@ -23,11 +23,9 @@ def calls_of(body: dict) -> list[tuple[str, dict]]:
     ],
 )
 def test_bookings_in_the_floors_word_order(app, text, material, kind, warehouse, quantity):
-    call = first_call(ask(app, "staff", text))
-    assert call["name"] == "record_stock_movement"
-    args = call["arguments"]
-    assert (args["material"], args["movement_type"], args["quantity"]) == (material, kind, quantity)
-    assert warehouse is None or args["warehouse"] == warehouse
+    where = {"warehouse": warehouse} if warehouse else {}
+    expected = {"material": material, "movement_type": kind, "quantity": quantity, **where}
+    calls_first(app, "staff", text, "record_stock_movement", expected)
 
 
 @pytest.mark.parametrize(
@@ -48,20 +46,19 @@ def test_what_a_place_or_a_category_holds_is_a_filtered_search(app, text, expect
 
 
 def test_what_is_low_in_a_place_stays_the_low_stock_list(app):
-    call = first_call(ask(app, "manager", "冷库有哪些快用完了"))
-    assert call["name"] == "list_low_stock" and call["arguments"]["warehouse"] == "WH02"
+    calls_first(app, "manager", "冷库有哪些快用完了", "list_low_stock", {"warehouse": "WH02"})
 
 
 def test_a_transfer_asked_about_is_the_transfers_of_the_place_it_left(app):
-    call = first_call(ask(app, "manager", "did anything move from the cold store to main this week?"))
-    assert call["name"] == "get_stock_movements"
-    assert call["arguments"]["movement_type"] == "transfer" and call["arguments"]["warehouse"] == "WH02"
+    text = "did anything move from the cold store to main this week?"
+    calls_first(
+        app, "manager", text, "get_stock_movements", {"movement_type": "transfer", "warehouse": "WH02"}
+    )
 
 
 def test_history_with_an_amount_of_time_is_not_a_booking(app):
-    call = first_call(ask(app, "purchaser", "抹茶过去三个月的出库量"))
-    assert call["name"] == "get_stock_movements"
-    assert call["arguments"]["material"] == "M081" and call["arguments"]["movement_type"] == "outbound"
+    expected = {"material": "M081", "movement_type": "outbound"}
+    calls_first(app, "purchaser", "抹茶过去三个月的出库量", "get_stock_movements", expected)
 
 
 def test_two_asks_in_one_message_are_a_read_then_a_proposed_booking(app):
@@ -121,22 +118,13 @@ def test_a_follow_up_uses_the_conversation(app):
 
 
 def test_the_goods_then_the_way_then_the_amount_is_a_booking(app):
-    call = first_call(ask(app, "staff", "纸杯 出 两千"))
-    assert call["name"] == "record_stock_movement"
-    assert (
-        call["arguments"]["material"],
-        call["arguments"]["movement_type"],
-        call["arguments"]["quantity"],
-    ) == (
-        "M093",
-        "outbound",
-        2000,
-    )
+    expected = {"material": "M093", "movement_type": "outbound", "quantity": 2000}
+    calls_first(app, "staff", "纸杯 出 两千", "record_stock_movement", expected)
 
 
 def test_a_loose_name_is_narrowed_by_what_it_is_used_for(app):
-    call = first_call(ask(app, "staff", "how much is left of the cheese we use for tiramisu?"))
-    assert call["name"] == "get_material_detail" and call["arguments"]["material"] == "M035"
+    text = "how much is left of the cheese we use for tiramisu?"
+    calls_first(app, "staff", text, "get_material_detail", {"material": "M035"})
 
 
 def test_goods_still_to_come_by_a_date_are_a_purchase(app):
@@ -146,9 +134,8 @@ def test_goods_still_to_come_by_a_date_are_a_purchase(app):
 
 
 def test_goods_moved_between_stores_asked_about_are_the_transfers(app):
-    call = first_call(ask(app, "manager", "昨天有没有从冷库调货到主仓"))
-    assert call["name"] == "get_stock_movements" and call["arguments"]["movement_type"] == "transfer"
-    assert call["arguments"]["warehouse"] == "WH02"
+    expected = {"movement_type": "transfer", "warehouse": "WH02"}
+    calls_first(app, "manager", "昨天有没有从冷库调货到主仓", "get_stock_movements", expected)
 
 
 def test_an_injected_order_after_then_is_refused_and_the_read_answered(app):

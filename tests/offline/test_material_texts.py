@@ -86,6 +86,20 @@ def test_a_material_said_by_another_name_or_described_is_found(app, text, code):
     assert call["name"] == "get_material_detail" and call["arguments"]["material"] == code
 
 
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("给酱料上深棕色的那个色素还有吗", "M154"),  # 酱料 and 色素 named; the clause says which
+        ("做芒果慕斯的果泥还剩几箱", "M123"),  # a loose kind (果泥), the clause narrows it
+        ("刷在吐司上增加黄油香的那个还有多少", "M090"),  # nothing named
+        ("做佛卡夏的那个油还有多少", "M059"),  # the word after 的 is the kind: an oil, not a flour
+    ],
+)
+def test_a_material_described_by_a_clause_before_de_is_the_one_it_describes(app, text, code):
+    call = first_call(ask(app, "staff", text))
+    assert call["name"] == "get_material_detail" and call["arguments"]["material"] == code, text
+
+
 def test_a_described_material_is_booked_by_what_it_is(app):
     call = first_call(ask(app, "staff", "出库2罐那个防粘的喷雾"))
     assert call["name"] == "record_stock_movement"

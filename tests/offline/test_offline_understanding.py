@@ -9,12 +9,13 @@ from decimal import Decimal
 
 import pytest
 
-from inventory_ai.assistant.extension import aliases, manager
+from inventory_ai.assistant.extension import manager
 from inventory_ai.assistant.providers.offline import slots
 from inventory_ai.assistant.providers.offline.amounts import pack_size
 from inventory_ai.assistant.providers.offline.classifier import Example, IntentModel, built_in_examples
 from inventory_ai.assistant.providers.offline.linking import Linker
 from inventory_ai.models import User
+from inventory_ai.services.catalogue_view import CatalogueView
 from inventory_ai.services.intents import create_intent
 from tests.support.clients import AuthActions, ask
 
@@ -162,13 +163,13 @@ def test_dates_something_is_needed_by():
     ],
 )
 def test_materials_are_linked_by_name_pinyin_typo_and_alias(session, text, code, exact):
-    linker = Linker(session, aliases(session))
+    linker = Linker(CatalogueView(session))
     [mention] = linker.find_materials(text, [])
     assert code in [c.code for c in mention.candidates] and mention.exact == exact
 
 
 def test_places_are_linked_and_request_words_are_not_materials(session):
-    linker = Linker(session, aliases(session))
+    linker = Linker(CatalogueView(session))
     assert [(p.kind, p.code) for p in linker.find_places("冷库里有啥奶制品")] == [
         ("warehouse", "WH02"),
         ("category", "DA"),

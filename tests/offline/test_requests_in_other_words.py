@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.clients import AuthActions, ask, first_call
+from tests.support.clients import AuthActions, ask, calls_first, first_call, teaches
 
 
 @pytest.mark.parametrize(
@@ -52,10 +52,8 @@ def test_movements_asked_for_in_everyday_words(app):
     ],
 )
 def test_bookings_told_with_packs_and_typos(app, text, code, quantity, unit):
-    call = first_call(ask(app, "manager", text))
-    arguments = call["arguments"]
-    assert call["name"] == "record_stock_movement"
-    assert (arguments["material"], arguments["quantity"], arguments["unit"]) == (code, quantity, unit)
+    expected = {"material": code, "quantity": quantity, "unit": unit}
+    calls_first(app, "manager", text, "record_stock_movement", expected)
 
 
 def test_a_transfer_between_warehouses_named_by_an_arrow(app):
@@ -89,9 +87,7 @@ def test_buying_without_an_amount_asks_how_much_and_which(app):
     ],
 )
 def test_teaching_in_everyday_words_finds_the_tool_meant(app, text, tool, phrase):
-    call = first_call(ask(app, "admin", text))
-    assert call["name"] == "create_new_intent"
-    assert call["arguments"]["tool_name"] == tool and phrase in call["arguments"]["keywords"]
+    teaches(app, "admin", text, tool, phrase)
 
 
 def test_a_list_to_take_to_a_meeting_is_a_report(app):
@@ -168,10 +164,13 @@ def test_jokes_and_secrets_call_no_tool(app, text):
 
 def test_everyday_english_words_are_not_taken_for_names(app, session):
     from inventory_ai.assistant.providers.offline.linking import Linker
+    from inventory_ai.services.catalogue_view import CatalogueView
 
-    found = Linker(session).find_materials("call the bakery about it", [])
+    found = Linker(CatalogueView(session)).find_materials("call the bakery about it", [])
     assert found == []
-    [wallnuts] = Linker(session).find_materials("wallnuts", [])  # a typo two letters off is still one
+    [wallnuts] = Linker(CatalogueView(session)).find_materials(
+        "wallnuts", []
+    )  # a typo two letters off is still one
     assert wallnuts.best.code == "M105"
 
 

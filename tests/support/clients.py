@@ -64,3 +64,33 @@ def ask(app, username: str, text: str) -> dict:
 def first_call(answer: dict) -> dict | None:
     """The first tool call of an answer's first round, if it made one."""
     return answer["rounds"][0]["tool_calls"][0] if answer["rounds"] else None
+
+
+def approve(client, message_id: str, **body):
+    """The client approves the calls an answer waits on (POST .../decision; `body` adds to it, or
+    says otherwise): the response."""
+    return client.post(f"/api/v1/chat/messages/{message_id}/decision", json={"decision": "approve", **body})
+
+
+def calls_first(app, role: str, text: str, tool: str | None, expected: dict | None) -> None:
+    """The first tool call (name and the arguments named) of the answer, or no call and a question."""
+    body = ask(app, role, text)
+    call = first_call(body)
+    if tool is None:
+        assert call is None and ("?" in body["reply"] or "？" in body["reply"])
+        return
+    assert call["name"] == tool
+    assert {k: call["arguments"].get(k) for k in expected} == expected
+
+
+def sign_off(client, call_id: str, **body):
+    """The client, as the second person, approves a booking waiting for a sign-off (POST
+    /approvals/{call_id}/decision; `body` adds to it, or says otherwise): the response."""
+    return client.post(f"/api/v1/approvals/{call_id}/decision", json={"decision": "approve", **body})
+
+
+def teaches(app, role: str, text: str, tool: str, phrase: str) -> None:
+    """The answer's first call teaches the offline assistant `phrase` for `tool` (a new intent)."""
+    call = first_call(ask(app, role, text))
+    assert call["name"] == "create_new_intent"
+    assert call["arguments"]["tool_name"] == tool and phrase in call["arguments"]["keywords"]

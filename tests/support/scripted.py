@@ -1,6 +1,6 @@
 """The scripted model (inventory_ai/assistant/testing.py) for this suite: `use` puts it into a test's
-app through the manager's seam (`ToolExecutionManager.override`) for the rest of the test, and
-`booking` writes a booking's arguments."""
+app through the manager's seam (`ToolExecutionManager.override`) for the rest of the test,
+`booking` writes a booking's arguments and `books` is a model that asks for one."""
 
 from __future__ import annotations
 
@@ -9,7 +9,17 @@ from contextlib import ExitStack
 from inventory_ai.assistant.extension import EXTENSION_KEY
 from inventory_ai.assistant.testing import ScriptedProvider, Step, answer, call, calls
 
-__all__ = ["ScriptedProvider", "Step", "answer", "booking", "call", "calls", "close_overrides", "use"]
+__all__ = [
+    "ScriptedProvider",
+    "Step",
+    "answer",
+    "booking",
+    "books",
+    "call",
+    "calls",
+    "close_overrides",
+    "use",
+]
 
 OVERRIDES = "tests.model_overrides"
 
@@ -38,3 +48,15 @@ def booking(quantity: float, movement_type: str = "outbound", material: str = "M
         "unit": "kg",
         "reason": "生产领料",
     }
+
+
+def books(arguments: dict) -> ScriptedProvider:
+    """A model that asks for one booking (call id `call_model`) whenever the user speaks, and
+    otherwise answers with what the tool said."""
+
+    def step(request):
+        if request.messages[-1].role == "user":
+            return calls(call("record_stock_movement", arguments, "call_model"))
+        return answer("结果：" + request.messages[-1].content)
+
+    return ScriptedProvider(*[step] * 6)

@@ -8,9 +8,8 @@ from inventory_ai.assistant.tools.base import ToolContext, ToolExecutor
 from inventory_ai.assistant.tools.schemas import model_parameters
 from inventory_ai.models import MOVEMENT_TYPES
 from inventory_ai.services import booking_effect, bookings, ledger, shown, sites, stats
-from inventory_ai.services.bookings import BookingRequest, BookingSchema
+from inventory_ai.services.bookings import MOVEMENTS_BY_ROLE, BookingRequest, BookingSchema
 from inventory_ai.services.catalog import find_category, find_material
-from inventory_ai.services.ledger import MOVEMENTS_BY_ROLE
 from inventory_ai.services.units import fmt_quantity
 
 
@@ -152,13 +151,13 @@ class RecordStockMovement(ToolExecutor):
         return None
 
     def _request(self, arguments: dict, context: ToolContext) -> BookingRequest:
-        ledger.may_book(context.role, arguments["movement_type"])
-        # Both ends, in the user's warehouses as they are now (proposed, approved or signed off).
-        sites.check_booking(
-            context.session, context.sites, arguments.get("warehouse"), arguments.get("to_warehouse")
-        )
-        # One booking per tool call, however often it is retried or re-approved.
-        return bookings.load(arguments, context.user_id, _booking_key(context))
+        """The booking asked for, checked (fields, role), under one key per tool call however often
+        it is retried or re-approved; both its ends in the user's warehouses as they are now
+        (proposed, approved or signed off)."""
+        request = bookings.load(arguments, context.user_id, _booking_key(context))
+        bookings.may_book(context.role, request.movement_type)
+        sites.check_booking(context.session, context.sites, request.warehouse, request.to_warehouse)
+        return request
 
     def describe_call(self, arguments: dict, context: ToolContext) -> str:
         return ledger.describe_booking(context.session, self._request(arguments, context), context.language)

@@ -8,32 +8,22 @@ keeps its best match, its alternatives and whether it named one material exactly
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
-
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from inventory_ai.assistant.providers.offline import words
 from inventory_ai.assistant.providers.offline.places import Place, PlaceFinder, _whole_word
 from inventory_ai.assistant.providers.offline.slots import PACKS, blank
-from inventory_ai.assistant.providers.offline.vocabulary import Vocabulary, catalogue_words, sounds_like
-from inventory_ai.models import Material
-from inventory_ai.services.search import described_clearly, normalise, ranked_by_description, search_materials
+from inventory_ai.services.catalogue_view import Card, CatalogueView
+from inventory_ai.services.search import normalise
 from inventory_ai.text import CJK_RUN
 
 EN_WORD = r"[A-Za-z][A-Za-z0-9'&-]*"
+# Request words never typed for a name's character (花生又到了 is not 花生油).
+_NEVER_FOR_A_NAME = "".join(words.ZH_SINGLE_STOP) + "又也只都就还和或跟"
 
 
-@dataclass
-class Candidate:
-    code: str
-    name_zh: str
-    name_en: str
-    unit: str
-    spec: str | None
-    category: str | None
+Candidate = Card  # a material a mention may be: the catalogue's own card of it
 
 
 @dataclass
@@ -44,6 +34,7 @@ class Mention:
     exact: bool  # the text points at one material: candidates[0] is it
     total: int = 0  # how many materials the phrase finds
     named: bool = False  # by its full name, an alias or its code (not a part that happens to be unique)
+    more: bool = False  # the phrase finds more materials than `total` (counted only so far)
 
     @property
     def best(self) -> Candidate:
@@ -59,10 +50,6 @@ class Links:
         return [p for p in self.places if p.kind == kind]
 
 
-def _candidate(m: Material) -> Candidate:
-    return Candidate(m.code, m.name_zh, m.name_en, m.unit, m.spec, m.category.code if m.category else None)
-
-
 def _glued(phrase: str, mention: Mention) -> bool:
     """A request word stuck to a name ("黄油有哪些": 黄油有), found only because a name has the same
     characters elsewhere (有盐黄油): not what was named."""
@@ -70,47 +57,23 @@ def _glued(phrase: str, mention: Mention) -> bool:
     return len(phrase) >= 2 and bool(edges) and not any(phrase in c.name_zh for c in mention.candidates)
 
 
-def _slips(a: str, b: str) -> int:
-    """Typing slips between two words: letters left out, added, changed or swapped (the optimal
-    string alignment distance)."""
-    previous2: list[int] = []
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        row = [i]
-        for j, cb in enumerate(b, 1):
-            cost = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (ca != cb))
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                cost = min(cost, previous2[j - 2] + 1)
-            row.append(cost)
-        previous2, previous = previous, row
-    return previous[-1]
-
-
 class Linker(PlaceFinder):
-    def __init__(self, session: Session, aliases: dict[str, list[tuple[str, str]]] | None = None):
-        self.session = session
+    def __init__(self, catalogue: CatalogueView):
+        self.catalogue = catalogue
         # phrase (lower-case) -> [(kind, code)], from seed_data/aliases.csv and admins
-        self.aliases = aliases or {}
+        self.aliases = catalogue.directory.aliases
         self._places: list[tuple[str, str, list[str], Place]] | None = None
         self._said_as_supplier_only: set[str] = set()  # short supplier names that need context
         self._both: set[str] = set()  # names of a warehouse and of a category alike (包材)
         self._buildings: set[str] = set()  # warehouses said by their building (A栋, building b)
-        self._vocabulary: Vocabulary | None = None
-
-    def vocabulary(self) -> Vocabulary:
-        """The catalogue's words (vocabulary.py), once per message."""
-        if self._vocabulary is None:
-            self._vocabulary = catalogue_words(self.session, self.aliases)
-        return self._vocabulary
+        self.words = catalogue.words  # services/catalogue_words.py
 
     def find_materials(self, text: str, codes: list[tuple[str, tuple[int, int]]]) -> list[Mention]:
         mentions: list[Mention] = []
         for code, span in codes:
-            material = self.session.scalar(
-                select(Material).where(Material.code == code, Material.active.is_(True))
-            )
+            material = self.catalogue.material(code)
             if material is not None:
-                mentions.append(Mention(code, span, [_candidate(material)], True, 1, named=True))
+                mentions.append(Mention(code, span, [material], True, 1, named=True))
         rest = blank(text, [m.span for m in mentions])
         mentions += self._exact(rest)
         rest = blank(rest, [m.span for m in mentions])
@@ -137,27 +100,24 @@ class Linker(PlaceFinder):
             if phrase.isascii() and (longer := self._name_around(text, span)) is not None:
                 mentions.append(longer)  # the alias "eggs" inside the name "quail eggs"
                 continue
-            mentions.append(Mention(phrase, span, [_candidate(material)], True, 1, named=True))
+            mentions.append(Mention(phrase, span, [material], True, 1, named=True))
         return mentions
 
     def _named_in(self, text: str, options: dict[str, tuple[int, int]]) -> dict:
         """phrase -> (material, span) for each phrase that is a name, a name typed by its sound or
         a material's alias."""
-        found: dict[str, tuple[Material, tuple[int, int]]] = {}
+        found: dict[str, tuple[Candidate, tuple[int, int]]] = {}
         names = [k for k in options if not k.isascii()]
-        sounds = sounds_like(self.vocabulary(), text)  # 他他粉 -> 塔塔粉
-        for phrase, span in options.items():  # "zhong jin mian fen": a name's whole pinyin, spaced or not
-            said = (
-                self.vocabulary().sounds.get(re.sub(r"[\s'-]", "", phrase.lower()))
-                if phrase.isascii()
-                else None
-            )
-            if said and (" " in phrase or len(phrase) >= 8):
-                sounds.setdefault(said, (text[span[0] : span[1]], span))
+        sounds = self.words.sounds_like(text, _NEVER_FOR_A_NAME)  # 他他粉 -> 塔塔粉
+        # "zhong jin mian fen": a name's whole pinyin, spaced or not
+        spoken = {
+            re.sub(r"[\s'-]", "", p.lower()): p for p in options if p.isascii() and (" " in p or len(p) >= 8)
+        }
+        for sound, said in self.words.sounds(list(spoken)).items():
+            span = options[spoken[sound]]
+            sounds.setdefault(said, (text[span[0] : span[1]], span))
         if names or sounds:
-            for material in self.session.scalars(
-                select(Material).where(Material.active.is_(True), Material.name_zh.in_(names + list(sounds)))
-            ):
+            for material in self.catalogue.named(names + list(sounds)):
                 if material.name_zh in options:
                     found[material.name_zh] = (material, options[material.name_zh])
                 else:
@@ -167,7 +127,7 @@ class Linker(PlaceFinder):
         for phrase, targets in self.aliases.items():
             codes = {code for kind, code in targets if kind == "material"}
             if len(codes) == 1 and phrase in lowered:  # 芝士 is three cheeses: the search says which
-                material = self.session.scalar(select(Material).where(Material.code == next(iter(codes))))
+                material = self.catalogue.material(next(iter(codes)))
                 if material is not None:
                     found.setdefault(phrase, (material, lowered[phrase]))
         return found
@@ -186,15 +146,15 @@ class Linker(PlaceFinder):
         return None
 
     def _partial(self, text: str) -> list[Mention]:
-        vocabulary = self.vocabulary()
         mentions: list[Mention] = []
         text = words.PRODUCTION_LINE.sub(lambda m: " " * len(m.group(0)), text)
         text = words.ZH_STOP_WORDS.sub(lambda m: " " * len(m.group(0)), text)
         content = [ch for ch in "".join(CJK_RUN.findall(text)) if ch not in words.ZH_SINGLE_STOP]
         for run in CJK_RUN.finditer(text):
-            for segment, start in _segments(run.group(0), vocabulary.chars):
+            chars = self.words.chars_of(run.group(0))
+            for segment, start in _segments(run.group(0), chars):
                 mentions += self._every_name(segment, start + run.start(), alone=len(content) <= 1)
-        mentions += self._english(text, vocabulary)
+        mentions += self._english(text)
         return mentions
 
     def _every_name(self, segment: str, offset: int, alone: bool) -> list[Mention]:
@@ -218,9 +178,10 @@ class Linker(PlaceFinder):
         """The one name a segment shortens or says in another order: 黑巧币 is 黑巧克力币 (its
         characters in order, two left out), 黄油片 is 片状黄油 (in another order, one more). Not 黄油酥
         for 黄油风味起酥油: too much of the name is not said."""
+        having = self.catalogue.names_with(segment) or []
         names = [
             n
-            for n in self.vocabulary().names_zh.split("|")
+            for n in dict.fromkeys(having)
             if set(segment) <= set(n)
             and (len(n) - len(segment) <= 1 or (len(n) - len(segment) <= 2 and _in_order(segment, n)))
         ]
@@ -234,20 +195,28 @@ class Linker(PlaceFinder):
     def _longest(self, segment: str, offset: int, alone: bool) -> Mention | None:
         """The longest substring of a segment the search index finds materials for. A single
         character counts only when it stands alone in the request (查一下糖), never as a leftover."""
+        pairs = {segment[i : i + 2] for i in range(len(segment) - 1)}
+        known = self.catalogue.searchable(pairs)  # a phrase with a pair no name has finds nothing
         for size in range(min(len(segment), 10), 0, -1):
             for i in range(len(segment) - size + 1):
                 phrase = segment[i : i + size]
                 if size == 1 and (phrase in words.ZH_SINGLE_STOP or len(segment) > 1 or not alone):
+                    continue
+                if any(phrase[j : j + 2] not in known for j in range(size - 1)):
                     continue
                 mention = self._search(phrase, (offset + i, offset + i + size))
                 if mention is not None and not _glued(phrase, mention):
                     return mention
         return None
 
-    def _english(self, text: str, vocabulary: Vocabulary) -> list[Mention]:
+    def _english(self, text: str) -> list[Mention]:
         tokens = [(m.group(0).lower(), m.span()) for m in re.finditer(EN_WORD, text)]
+        # A word the catalogue does not have, read as the one it meant ("choclate", "ryeflour");
+        # a pack ("cases") is never a typo of a name ("cashews").
         content = [
-            (self._spelled(w, vocabulary), s) for w, s in tokens if w not in words.EN_STOP and len(w) > 1
+            (w if re.fullmatch(PACKS, w) else self.words.meant(w), s)
+            for w, s in tokens
+            if w not in words.EN_STOP and len(w) > 1
         ]
         mentions: list[Mention] = []
         i = 0
@@ -264,8 +233,8 @@ class Linker(PlaceFinder):
                 span = (group[0][1][0], group[-1][1][1])
                 if len(phrase) <= 2 and phrase not in self.aliases:
                     continue  # two letters alone ("PR", "ok") begin too many names; in pinyin, a syllable
-                if not vocabulary.may_find(phrase, self.session) and not vocabulary.may_find(
-                    text[span[0] : span[1]], self.session
+                if not self.catalogue.may_find(phrase) and not self.catalogue.may_find(
+                    text[span[0] : span[1]]
                 ):
                     continue  # a word no name, spec, supplier or pinyin begins with: no query needed
                 found = self._search(phrase, span)
@@ -281,59 +250,10 @@ class Linker(PlaceFinder):
                 i += 1
         return mentions
 
-    @staticmethod
-    def _spelled(word: str, vocabulary: Vocabulary) -> str:
-        """A word the catalogue does not have, read as the one it most likely meant: a plural
-        ("sheets"), two words run together ("ryeflour"), or a typo ("choclate"). A typo keeps
-        its first letter, so an ordinary word ("money") is not read as a name ("honey")."""
-        known = vocabulary.words
-        if len(word) < 4 or any(w.startswith(word) for w in known) or re.fullmatch(PACKS, word):
-            return word  # a pack ("cases") is never a typo of a name ("cashews")
-        for singular in (word[:-1], word[:-2]) if word.endswith("s") else ():
-            if singular in vocabulary.word_set:
-                return singular
-        for cut in range(3, len(word) - 2):
-            if word[:cut] in vocabulary.word_set and word[cut:] in vocabulary.word_set:
-                return f"{word[:cut]} {word[cut:]}"
-        # Near in length, and not a word that only starts like a name ("bakery" is no typo of "bake").
-        near = [
-            w
-            for w in known
-            if w[0] == word[0]
-            and abs(len(w) - len(word)) <= 2
-            and not (word.startswith(w) and len(word) - len(w) >= 2)
-        ]
-        # One slip in a short word, two in a longer one: "suger" is sugar, "bored" (two slips from
-        # "bread") is bored.
-        slips = 1 if len(word) <= 5 else 2
-        close = [
-            w for w in difflib.get_close_matches(word, near, n=3, cutoff=0.8) if _slips(word, w) <= slips
-        ]
-        return close[0] if close else word
-
     def finds(self, phrase: str) -> int:
         """How many materials a search for this phrase finds."""
         found = self._search(phrase, (0, len(phrase)))
         return found.total if found else 0
-
-    def kind_keyword(self, word: str) -> str:
-        """The search for a two-character kind that also finds its names with a character between
-        (蛋液 for 全蛋液 and 冷冻蛋液, and 蛋黄液, 蛋白液 too): the two characters apart ("蛋 液")
-        when that finds the same materials and only such names besides; else the word."""
-        if not re.fullmatch(r"[\u4e00-\u9fff]{2}", word):
-            return word
-        whole = {m.name_zh for m in search_materials(self.session, word, limit=50, described=False).materials}
-        apart = {
-            m.name_zh
-            for m in search_materials(
-                self.session, f"{word[0]} {word[1]}", limit=50, described=False
-            ).materials
-        }
-        extra = apart - whole
-        if len(whole) < 2 or not extra or not whole <= apart:
-            return word
-        infix = re.compile(f"{word[0]}[\u4e00-\u9fff]{word[1]}")
-        return f"{word[0]} {word[1]}" if all(infix.search(name) for name in extra) else word
 
     def described(self, text: str) -> Mention | None:
         """A material described rather than named ("the spray that stops trays sticking"): what the
@@ -347,12 +267,12 @@ class Linker(PlaceFinder):
         if not said:
             return None
         span = (said[0].start(), said[-1].end())
-        page = search_materials(self.session, text[span[0] : span[1]], limit=4)
-        if not page.materials:
+        page = self.catalogue.search(text[span[0] : span[1]], limit=4, described=True)
+        if not page.cards:
             return None
-        candidates = [_candidate(m) for m in page.materials]
+        candidates = page.cards
         clear = (
-            page.total == 1 or described_clearly(self.session, text[span[0] : span[1]]) == candidates[0].code
+            page.total == 1 or self.catalogue.described_clearly(text[span[0] : span[1]]) == candidates[0].code
         )
         return Mention(
             text[span[0] : span[1]], span, candidates[:1] if clear else candidates, clear, page.total
@@ -361,27 +281,27 @@ class Linker(PlaceFinder):
     def narrowed(self, mention: Mention, rest: str) -> Mention:
         """A name several materials share, made one by what else the request says of it, read
         against their descriptions and other names (华夫饼上撒的那种大颗粒的糖 is the pearl sugar)."""
-        if mention.exact or len(mention.candidates) < 2 or mention.total > 50:
+        if mention.exact or len(mention.candidates) < 2 or mention.more:
             return mention
         # The shared name's own words cannot tell its materials apart (黄油酥用的黄油: 黄油 again).
         rest = rest.replace(mention.text, " ")
         said = " ".join(m.group(0) for m in re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]{{2,}}", rest))
         if not said:
             return mention
-        every = search_materials(self.session, mention.text, limit=50, described=False).materials
-        ranked = ranked_by_description(self.session, said, [m.code for m in every])
+        every = self.catalogue.search(mention.text, limit=50).cards
+        ranked = self.catalogue.ranked_by_description(said, [c.code for c in every])
         if not ranked:
             return mention
-        chosen = _candidate(next(m for m in every if m.code == ranked[0]))
+        chosen = next(c for c in every if c.code == ranked[0])
         return Mention(mention.text, mention.span, [chosen], True, 1)
 
     def _search(self, phrase: str, span: tuple[int, int]) -> Mention | None:
-        page = search_materials(self.session, phrase, limit=8, described=False)
-        if not page.materials:
+        page = self.catalogue.search(phrase)
+        if not page.cards:
             return None
-        candidates = [_candidate(m) for m in page.materials]
+        candidates = page.cards
         named = normalise(phrase) in (normalise(candidates[0].name_zh), normalise(candidates[0].name_en))
-        return Mention(phrase, span, candidates, named or page.total == 1, page.total, named)
+        return Mention(phrase, span, candidates, named or page.total == 1, page.total, named, page.more)
 
 
 def _options(text: str) -> dict[str, tuple[int, int]]:

@@ -1,5 +1,5 @@
 """Places a request names: warehouses (by name, code, short name or the building they stand in),
-categories and suppliers (small tables, read once per message). The Linker (linking.py) finds
+categories and suppliers (the catalogue's directory, services/catalogue_view.py). The Linker (linking.py) finds
 them with what they are called here, and materials in what is left."""
 
 from __future__ import annotations
@@ -7,10 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import select
-
 from inventory_ai.assistant.providers.offline import words
-from inventory_ai.models import Category, Supplier, Warehouse
+from inventory_ai.services.catalogue_view import Listing
 
 
 @dataclass
@@ -27,61 +25,70 @@ _EVERYDAY = words.EVERYDAY_SUPPLIER_WORDS  # "golden", "fresh": never the suppli
 
 
 class PlaceFinder:
-    """The places half of the Linker: needs self.session, self.aliases and self.vocabulary()."""
+    """The places half of the Linker: needs self.catalogue, self.aliases and self.words."""
 
     def places(self) -> list[tuple[str, str, list[str], Place]]:
+        """Every place with the names it is called by: worked out once per directory snapshot
+        (the names of suppliers ask the search index which are parts of material names)."""
         if self._places is None:
-            rows: list[tuple[str, str, list[str], Place]] = []
-            for kind, model in (("warehouse", Warehouse), ("category", Category), ("supplier", Supplier)):
-                for item in self.session.scalars(select(model)):
-                    names = [item.name_zh, item.name_en.lower(), item.code.lower()]
-                    if kind == "warehouse":
-                        names += [item.name_zh[:-1]] if len(item.name_zh) >= 3 else []
-                        short = re.sub(r"(?<=[a-z])0+(?=\d)", "", item.code.lower())  # WH01 -> wh1
-                        names += [short, re.sub(r"(?<=[a-z])(?=\d)", " ", short)]  # wh1, wh 1
-                        names += [f"warehouse {short[2:]}", f"warehouse #{short[2:]}"]  # warehouse 1
-                        names += [f"wh-{short[2:]}", item.code.lower().replace("wh", "wh-")]  # wh-1, wh-01
-                        first = item.name_en.lower().split()[0]
-                        names += [f"{first} {w}" for w in ("warehouse", "store", "room", "stores", "wh")]
-                        # Where it stands: "A栋一楼 Building A" is also called A栋, A座, building A.
-                        for b in re.findall(r"([A-Za-z])\s*[栋座幢号楼]", item.location or "")[:1]:
-                            b = b.lower()
-                            buildings = [f"{b}栋", f"{b}座", f"{b}幢", f"building {b}", f"block {b}"]
-                            names += buildings
-                            self._buildings.update(buildings)
-                    if kind == "category":
-                        head = re.split(r"[ &]", item.name_en.lower())[0]
-                        names += [f"{head} category", f"{head} categories", f"{head} section"]
-                        names += [f"{item.name_zh}类"] if not item.name_zh.endswith("类") else []
-                        if len(item.name_zh) == 4:  # the usual contraction: 包装材料 -> 包材
-                            names.append(item.name_zh[0] + item.name_zh[2])
-                    if kind == "supplier":
-                        names += self._short_supplier_names(item)
-                    names += [a for a, targets in self.aliases.items() if (kind, item.code) in targets]
-                    place = Place(kind, item.code, item.name_zh, item.name_en, (0, 0))
-                    rows.append((kind, item.code, [n for n in names if n], place))
-            self._places = rows
-            # 包材 is 包材仓's short name and 包装材料's contraction: a place to move goods to or
-            # from, else the kind of goods.
-            warehouses = {n for kind, _code, names, _place in rows if kind == "warehouse" for n in names}
-            self._both = warehouses & {n for kind, _c, names, _p in rows if kind == "category" for n in names}
+            derived = self.catalogue.directory.derived
+            if "places" not in derived:
+                derived["places"] = self._names_of_places()
+            self._places, self._both, self._buildings, self._said_as_supplier_only = derived["places"]
         return self._places
 
-    def _short_supplier_names(self, supplier) -> list[str]:
+    def _names_of_places(self) -> tuple:
+        rows: list[tuple[str, str, list[str], Place]] = []
+        buildings_said: set[str] = set()
+        supplier_only: set[str] = set()
+        for item in self.catalogue.directory.listings:
+            kind = item.kind
+            names = [item.name_zh, item.name_en.lower(), item.code.lower()]
+            if kind == "warehouse":
+                names += [item.name_zh[:-1]] if len(item.name_zh) >= 3 else []
+                short = re.sub(r"(?<=[a-z])0+(?=\d)", "", item.code.lower())  # WH01 -> wh1
+                names += [short, re.sub(r"(?<=[a-z])(?=\d)", " ", short)]  # wh1, wh 1
+                names += [f"warehouse {short[2:]}", f"warehouse #{short[2:]}"]  # warehouse 1
+                names += [f"wh-{short[2:]}", item.code.lower().replace("wh", "wh-")]  # wh-1, wh-01
+                first = item.name_en.lower().split()[0]
+                names += [f"{first} {w}" for w in ("warehouse", "store", "room", "stores", "wh")]
+                # Where it stands: "A栋一楼 Building A" is also called A栋, A座, building A.
+                for b in re.findall(r"([A-Za-z])\s*[栋座幢号楼]", item.location or "")[:1]:
+                    b = b.lower()
+                    buildings = [f"{b}栋", f"{b}座", f"{b}幢", f"building {b}", f"block {b}"]
+                    names += buildings
+                    buildings_said.update(buildings)
+            if kind == "category":
+                head = re.split(r"[ &]", item.name_en.lower())[0]
+                names += [f"{head} category", f"{head} categories", f"{head} section"]
+                names += [f"{item.name_zh}类"] if not item.name_zh.endswith("类") else []
+                if len(item.name_zh) == 4:  # the usual contraction: 包装材料 -> 包材
+                    names.append(item.name_zh[0] + item.name_zh[2])
+            if kind == "supplier":
+                names += self._short_supplier_names(item, supplier_only)
+            names += [a for a, targets in self.aliases.items() if (kind, item.code) in targets]
+            place = Place(kind, item.code, item.name_zh, item.name_en, (0, 0))
+            rows.append((kind, item.code, [n for n in names if n], place))
+        # 包材 is 包材仓's short name and 包装材料's contraction: a place to move goods to or
+        # from, else the kind of goods.
+        warehouses = {n for kind, _code, names, _place in rows if kind == "warehouse" for n in names}
+        both = warehouses & {n for kind, _c, names, _p in rows if kind == "category" for n in names}
+        return rows, both, buildings_said, supplier_only
+
+    def _short_supplier_names(self, supplier: Listing, supplier_only: set[str]) -> list[str]:
         """What people call a supplier: 中粮 for 中粮面业, 德清源 for 德清源蛋业, taikoo for Taikoo
         Sugar; never a short name that is part of a material's name (新疆 of 新疆果业 is in
         新疆葡萄干) or an everyday English word."""
         short_zh = re.sub(rf"(?:{words.SUPPLIER_SUFFIX})$", "", supplier.name_zh)
         first_en = supplier.name_en.lower().split()[0]
-        vocabulary = self.vocabulary()
         names = []
-        if short_zh != supplier.name_zh and len(short_zh) >= 2 and short_zh not in vocabulary.names_zh:
+        if short_zh != supplier.name_zh and len(short_zh) >= 2 and not self.catalogue.in_a_name(short_zh):
             names.append(short_zh)
             if len(short_zh) == 2:  # two characters occur in ordinary words: only said as a supplier
-                self._said_as_supplier_only.add(short_zh)
-        if len(first_en) >= 5 and first_en not in vocabulary.word_set and first_en not in _EVERYDAY:
+                supplier_only.add(short_zh)
+        if len(first_en) >= 5 and not self.words.is_word(first_en) and first_en not in _EVERYDAY:
             names.append(first_en)
-            self._said_as_supplier_only.add(first_en)
+            supplier_only.add(first_en)
         return names
 
     def warehouses(self) -> list[tuple[str, str, str]]:

@@ -42,6 +42,7 @@ class OfflineProvider:
         """The plan for this message, decided once: each step of the answer (the first call, the
         next after its results, the words at the end) asks again, and the answer is the same."""
         key = (text, frozenset(context.offered), context.role, context.warehouses, context.language, earlier)
+        key += (context.flagged,)
         if key not in self._plans:
             self._plans[key] = plan(text, context, earlier)
         return self._plans[key]
@@ -71,6 +72,7 @@ class OfflineProvider:
         context.role = request.role or context.role
         context.warehouses = request.warehouses
         context.language = request.language  # the user's chosen language, else their message's
+        context.flagged = text if request.flagged else None  # screened once, at intake
         if request.tools:
             follow = self._next_call(text, results, context, earlier)
             if follow:  # two writes asked at once are proposed together (each waits for its decision)

@@ -34,6 +34,7 @@ class Context:
     tool_labels: dict[str, tuple[str, str]]
     language: str | None = None  # what the answer is written in; None: the request's own
     warehouses: tuple[str, ...] | None = None  # the asking person's warehouses; None: every one
+    flagged: str | None = None  # the message, when intake's screening flagged it (ModelRequest.flagged)
 
 
 @dataclass
@@ -61,6 +62,8 @@ def read(text: str, ctx: Context, typed: str | None = None) -> Reading:
     if len(materials) == 1:  # one loose name: what else is said of it may describe one of them
         materials = [ctx.linker.narrowed(materials[0], slot.blank(rest, [materials[0].span]))]
     materials = _one_name_in_two_parts(text, materials)
+    if len(materials) > 1 or (materials and not materials[0].exact):
+        materials = [found] if (found := described_by_clause(rest, materials, ctx.linker)) else materials
     links = Links(materials, places)
     marks: list[tuple[tuple[int, int], str]] = [(m.span, PLACEHOLDERS["m"]) for m in materials]
     marks += [
@@ -117,6 +120,28 @@ def _narrowed(mention: Mention, rest: str) -> Mention:
         return mention
     chosen = mention.candidates[scores.index(best)]
     return replace(mention, candidates=[chosen], exact=True, total=1)
+
+
+# A clause that describes what follows its 的: 做红丝绒的红色素, 给黑麦面包上深棕色的那个色素.
+_CLAUSE = re.compile(r"([^\s\d,，。;；:：!！?？]{2,}?)的(?:那个|那种|这个|这种|那款)?(?=[\u4e00-\u9fff])")
+
+
+def described_by_clause(text: str, materials: list[Mention], linker: Linker) -> Mention | None:
+    """The one material a clause before 的 describes, read against the descriptions: one the
+    request also names (红丝绒 and 色素: the red velvet blend its description calls the red colouring),
+    or, naming none, the clear match or the nearest whose name holds the word after 的
+    (做提拉米苏撒面的那个粉: the cocoa, not the mascarpone)."""
+    named = {c.code for m in materials for c in m.candidates}
+    for clause in _CLAUSE.finditer(text):
+        said = linker.described(clause.group(1))
+        if said is None or any(m.text == clause.group(1) for m in materials):
+            continue
+        head, ranked = text[clause.end()], said.candidates
+        fits = [head in c.name_zh for c in ranked[:2]]
+        pick = ranked[0] if said.exact or (fits[0] and not any(fits[1:])) else None
+        if pick is not None and (pick.code in named or not materials):
+            return Mention(clause.group(1), clause.span(1), [pick], True, 1)
+    return None
 
 
 def _one_name_in_two_parts(text: str, materials: list[Mention]) -> list[Mention]:

@@ -24,9 +24,10 @@ def ask(zh: bool, question_zh: str, question_en: str) -> str:
 def which_material(r: Reading, mention: Mention) -> str:
     options = "、".join(f"{c.name_zh} ({c.code})" for c in mention.candidates[:4])
     options_en = ", ".join(f"{c.name_en} ({c.code})" for c in mention.candidates[:4])
+    total = f"{mention.total}{'+' if mention.more else ''}"  # counted only so far in a large catalogue
     if r.zh:
-        return f"“{mention.text}”对应 {mention.total} 种原料，例如 {options}。您指的是哪一种？"
-    return f'"{mention.text}" matches {mention.total} materials, e.g. {options_en}. Which one do you mean?'
+        return f"“{mention.text}”对应 {total} 种原料，例如 {options}。您指的是哪一种？"
+    return f'"{mention.text}" matches {total} materials, e.g. {options_en}. Which one do you mean?'
 
 
 def which_one(r: Reading, ctx: Context) -> str:

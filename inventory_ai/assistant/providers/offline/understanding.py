@@ -28,12 +28,12 @@ from inventory_ai.assistant.providers.offline.reading import (
     Context,
     Plan,
     Reading,
+    described_by_clause,
     direction,
     place,
     primary,
     read,
 )
-from inventory_ai.services.screening import screen
 from inventory_ai.text import language_of
 
 DATA_LABELS = ("lookup", "stats", "low_stock", "movements")
@@ -47,7 +47,7 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
         earlier,
         one=lambda t: _one(t, ctx),
         named=lambda t: _named(t, ctx),
-        refused=lambda t: _refused(t, read(t, ctx)),
+        refused=lambda t: _refused(t, read(t, ctx)) or bool(ctx.flagged and _ORDER.match(t)),
         zh=(ctx.language or language_of(text)) == "zh",
         placed=lambda t: next((t[p.span[0] : p.span[1]] for p in read(t, ctx).links.places), None),
     )
@@ -59,10 +59,18 @@ def _named(text: str, ctx: Context) -> str | None:
     return mention.text if mention is not None and mention.exact else None
 
 
+# The part of a message intake flagged (services/screening.py) that gives the assistant orders: the
+# message is screened once, at intake; this only says which of its parts is refused.
+_ORDER = re.compile(
+    r"\s*(?:忽略|无视|忘记|忘掉|ignore|disregard|forget|override|you are now|你现在是"
+    r"|(?:system|assistant|developer|系统|助手|开发者)\s*[:：])",
+    re.I,
+)
+
+
 def _refused(text: str, r: Reading) -> bool:
     return bool(
-        screen(text).flagged
-        or _destroys(text, r)
+        _destroys(text, r)
         or re.search(words.TAMPER, text, re.I)
         or re.search(words.SECRETS, text, re.I)
         or re.search(words.HARM, text, re.I)
@@ -103,7 +111,7 @@ def _as_meant(text: str) -> str:
 def _before_asking(text: str, r: Reading, ctx: Context) -> Plan | None:
     """What is settled before how the request asks: a refusal, a warehouse the plant does not have,
     what a place or kind holds, a table of rows the user typed."""
-    if _refused(text, r):
+    if _refused(text, r) or (ctx.flagged is not None and r.typed == ctx.flagged):
         return Plan(reply=replies.refusal(r.zh))
     if not r.links.of("warehouse") and (unknown := _unknown_warehouse(text, r, ctx.linker.warehouses())):
         return Plan(reply=replies.no_such_warehouse(r.zh, unknown, ctx.linker.warehouses()))
@@ -167,7 +175,8 @@ def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
     if (
         tool in ("search_materials", "record_stock_movement", "create_purchase_request")
         and not (r.links.materials or r.links.places or r.slots.codes)
-        and (found := ctx.linker.described(slot.blank(r.text, r.slots.spans)))
+        and (said := slot.blank(r.text, r.slots.spans))
+        and (found := described_by_clause(said, [], ctx.linker) or ctx.linker.described(said))
     ):
         r.links.materials.append(found)  # "the spray that stops trays sticking": described, not named
     if tool is None:

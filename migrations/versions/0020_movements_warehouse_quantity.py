@@ -1,7 +1,7 @@
 """stock_movements: (warehouse_id, created_at, quantity), so a warehouse's period totals read the index alone
 
-Revision ID: 0019
-Revises: 0018
+Revision ID: 0020
+Revises: 0019
 Create Date: 2026-11-27 09:30:00
 
 A period's totals in and out for one warehouse (services/stats.movements, the 30-day summary of
@@ -14,8 +14,8 @@ old one: it serves every query the old one did (the same leading columns).
 
 from alembic import op
 
-revision = "0019"
-down_revision = "0018"
+revision = "0020"
+down_revision = "0019"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,41 @@
+"""Every evaluation set's score, one line each (no misses printed, no timing).
+
+    .venv/bin/python bench/eval_all.py [--today 2026-11-27] [SET ...]
+
+For held-out sets, whose cases must not be read: only their counts are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from datetime import date
+from pathlib import Path
+
+from _common import seeded_app
+
+from inventory_ai.extensions import db
+from inventory_ai.services import clock
+from tests.support.evaluation import EVALUATION, evaluate, load
+
+
+def main() -> None:
+    logging.disable(logging.WARNING)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sets", nargs="*", help="set names (all of tests/evaluation by default)")
+    parser.add_argument("--today", type=date.fromisoformat, default=date(2026, 11, 27))
+    options = parser.parse_args()
+    clock.today = lambda: options.today
+    names = options.sets or sorted(p.stem for p in Path(EVALUATION).glob("*.jsonl"))
+    for name in names:
+        app = seeded_app()
+        with app.app_context():
+            app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
+            cases = sorted(load(name), key=lambda c: c["tool"] == "create_new_intent")
+            results = evaluate(db.session, cases)
+            right = sum(r.ok for r in results)
+            print(f"{name}: {right}/{len(cases)} = {100 * right / len(cases):.1f}%", flush=True)
+
+
+if __name__ == "__main__":
+    main()
