@@ -10,7 +10,7 @@ from inventory_ai.assistant.manager import ToolExecutionManager
 from inventory_ai.assistant.providers.base import ChatProvider
 from inventory_ai.assistant.providers.offline.classifier import Example, built_in_examples, model_for
 from inventory_ai.assistant.providers.offline.linking import Linker
-from inventory_ai.assistant.providers.offline.provider import Lexicon, OfflineProvider
+from inventory_ai.assistant.providers.offline.provider import OfflineProvider
 from inventory_ai.assistant.providers.offline.reading import Context
 from inventory_ai.assistant.recovery import HEARTBEATS
 from inventory_ai.assistant.registry import ToolRegistry
@@ -34,7 +34,7 @@ def build_registry() -> ToolRegistry:
     return registry
 
 
-def offline_lexicon(session: Session, registry: ToolRegistry) -> Lexicon:
+def offline_lexicon(session: Session, registry: ToolRegistry) -> Context:
     """What the offline provider knows for one message: the catalogue through its read-only port
     over this request's session (services/catalogue_view.py: the small tables as a snapshot, the
     materials through the search index), the trained intent model (cached per process and intents
@@ -51,7 +51,7 @@ def offline_lexicon(session: Session, registry: ToolRegistry) -> Lexicon:
         tool.name: [role for role in ROLES if registry.permits(tool, settings.get(tool.name), role)]
         for tool in registry.all()
     }
-    context = Context(
+    return Context(
         linker=Linker(catalogue),
         guess=model.guess,
         offered=set(),
@@ -63,7 +63,6 @@ def offline_lexicon(session: Session, registry: ToolRegistry) -> Lexicon:
         home_warehouse=catalogue.main_store,
         tool_labels={tool.name: tool.labels for tool in registry.all()},
     )
-    return Lexicon(context)
 
 
 def provider_factory(config: Config, registry: ToolRegistry):

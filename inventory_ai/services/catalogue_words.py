@@ -12,6 +12,7 @@ import re
 
 from pypinyin import lazy_pinyin
 
+from inventory_ai.services.search_index import stem
 from inventory_ai.text import CJK_RUN
 
 
@@ -72,9 +73,19 @@ class CatalogueWords:
         close = [
             w
             for w in difflib.get_close_matches(word, sorted(near), n=3, cutoff=0.8)
-            if _slips(word, w) <= slips
+            if _slips(word, w) <= slips and self._english(w)
         ]
         return close[0] if close else word
+
+    def _english(self, term: str) -> bool:
+        """A term of the index that is an English word of a name or an alias, not pinyin ("taken"
+        is no typo of the "tafen" of 塔塔粉)."""
+        if term in self._alias_words:
+            return True
+        cards = self.view.search(term, limit=5).cards
+        return any(
+            term in (w, stem(w)) for c in cards for w in re.findall(r"[a-z][a-z0-9]+", c.name_en.lower())
+        )
 
     def sounds(self, said: list[str]) -> dict[str, str]:
         """pinyin -> the one name of three characters or more that sounds so."""

@@ -70,4 +70,5 @@ def test_typos_and_homophones_are_found_through_the_search_index(session):
     words = CatalogueView(session).words
     assert words.meant("choclate") == "chocolate"
     assert words.meant("bakery") == "bakery"  # no typo of the "baker" in "baker's ammonia"
+    assert words.meant("taken") == "taken"  # no typo of the pinyin "tafen" (塔塔粉)
     assert "塔塔粉" in words.sounds_like("他他粉还有吗")

@@ -11,7 +11,6 @@ import json
 import re
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from inventory_ai.assistant.providers.offline.answers import compose_answer
 from inventory_ai.assistant.providers.offline.asks import WRITES
@@ -20,21 +19,14 @@ from inventory_ai.assistant.providers.offline.understanding import plan
 from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, ProviderChunk, TextDelta, ToolCall
 
 
-@dataclass(frozen=True)
-class Lexicon:
-    """What the provider knows of this warehouse for one message (setup.offline_lexicon)."""
-
-    context: Context
-
-
 class OfflineProvider:
     name = "offline"
     model = "offline"
     costs_tokens = False
 
-    def __init__(self, lexicon: Lexicon | Callable[[], Lexicon]):
-        # Built when first asked: as a fallback it is rarely asked, and building it reads the
-        # intents, aliases and settings (milliseconds every message otherwise).
+    def __init__(self, lexicon: Context | Callable[[], Context]):
+        # What it knows of the warehouse for this message (extension.offline_lexicon), built when
+        # first asked: as a fallback it is rarely asked (milliseconds every message otherwise).
         self._lexicon = lexicon
         self._plans: dict[tuple, Plan] = {}
 
@@ -48,7 +40,7 @@ class OfflineProvider:
         return self._plans[key]
 
     @property
-    def lexicon(self) -> Lexicon:
+    def lexicon(self) -> Context:
         if callable(self._lexicon):
             self._lexicon = self._lexicon()
         return self._lexicon
@@ -67,7 +59,7 @@ class OfflineProvider:
         # The conversation's recent questions, for a follow-up that leans on them ("那低筋面粉呢？").
         earlier = tuple(m.content for m in messages[:last_user] if m.role == "user" and m.content)[-3:]
         results = _results(messages[last_user + 1 :])
-        context = self.lexicon.context
+        context = self.lexicon
         context.offered = {t.name for t in request.tools}
         context.role = request.role or context.role
         context.warehouses = request.warehouses

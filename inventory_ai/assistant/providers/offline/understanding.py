@@ -47,7 +47,7 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
         earlier,
         one=lambda t: _one(t, ctx),
         named=lambda t: _named(t, ctx),
-        refused=lambda t: _refused(t, read(t, ctx)) or bool(ctx.flagged and _ORDER.match(t)),
+        refused=lambda t: _refused(t, read(t, ctx)) or bool(ctx.flagged and _ORDER.search(t)),
         zh=(ctx.language or language_of(text)) == "zh",
         placed=lambda t: next((t[p.span[0] : p.span[1]] for p in read(t, ctx).links.places), None),
     )
@@ -59,11 +59,11 @@ def _named(text: str, ctx: Context) -> str | None:
     return mention.text if mention is not None and mention.exact else None
 
 
-# The part of a message intake flagged (services/screening.py) that gives the assistant orders: the
-# message is screened once, at intake; this only says which of its parts is refused.
+# Which part of a message intake flagged (services/screening.py) gives the assistant orders: the
+# message is screened once, at intake; this only says which of its parts is the refused one.
 _ORDER = re.compile(
-    r"\s*(?:忽略|无视|忘记|忘掉|ignore|disregard|forget|override|you are now|你现在是"
-    r"|(?:system|assistant|developer|系统|助手|开发者)\s*[:：])",
+    r"忽略|无视|忘记|忘掉|\b(?:ignore|disregard|forget|override|you are now|jailbreak|developer mode)\b"
+    r"|系统提示|系统指令|你现在是|扮演|开发者模式|(?:system|assistant|developer|系统|助手|开发者)\s*[:：]|<\|",
     re.I,
 )
 
