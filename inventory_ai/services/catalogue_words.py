@@ -44,7 +44,7 @@ class CatalogueWords:
         """A word the catalogue does not have, read as the one it most likely meant: a plural
         ("sheets"), two words run together ("ryeflour"), or a typo ("choclate"). A typo keeps
         its first letter, so an ordinary word ("money") is not read as a name ("honey")."""
-        if len(word) < 4 or not word.isalpha():
+        if len(word) < 4:
             return word
         if self.view.begins_a_word(word) or any(w.startswith(word) for w in self._alias_words):
             return word
@@ -54,18 +54,18 @@ class CatalogueWords:
         for cut in range(3, len(word) - 2):
             if self.is_word(word[:cut]) and self.is_word(word[cut:]):
                 return f"{word[:cut]} {word[cut:]}"
-        # Words that begin as it does (its first two letters, or the first and third for a slip in
+        # Words that begin as it does (its first three or two letters, or the first and third for a slip in
         # the second): near in length, and not a word it merely begins with ("bakery" is no typo
         # of "bake" or of the "baker" in "baker's ammonia").
         near = {
             w
-            for start in {word[:2], word[0] + word[2]}
+            for start in {word[:3], word[:2], word[0] + word[2]}
             for w in [*self.view.words_beginning(start), *self._alias_words]
             if w.startswith(start[0])
             and w.isalpha()
             and len(w) >= 4
             and abs(len(w) - len(word)) <= 2
-            and not word.startswith(w)
+            and not (word.startswith(w) and word[len(w) :].isalpha())
         }
         # One slip in a short word, two in a longer one: "suger" is sugar, "bored" (two slips from
         # "bread") is bored.
