@@ -267,7 +267,7 @@ class CatalogueView:
         """The Chinese names that have every one of these characters; None when more than `limit`
         do (too many to say which one is meant)."""
         tokens = [search.Token(exact=(c,)) for c in dict.fromkeys(characters)]
-        stmt, driver, order = search._postings(tokens, (NAME,))
+        stmt, _driver, order, _exact = search._postings(tokens, (NAME,))
         ids = stmt.order_by(*order).limit(limit + 1).subquery()
         found = list(
             self._session.scalars(
