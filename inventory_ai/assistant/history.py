@@ -115,7 +115,8 @@ class Turn:
         )
 
     def messages(self) -> list[Message]:
-        out = [Message("user", self.question.content)] if self.question is not None else []
+        q = self.question
+        out = [Message("user", q.content, flagged=bool(q.flagged))] if q is not None else []
         answer = self.answer
         if answer is None:
             return out

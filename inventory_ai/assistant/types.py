@@ -31,6 +31,9 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    # A user turn that intake's screening flagged (messages.flagged). Never sent to a model as a
+    # field; the offline provider leaves such a turn out of what a follow-up leans on.
+    flagged: bool = False
 
     def to_wire(self) -> dict:
         """DashScope (and OpenAI-compatible) message shape."""

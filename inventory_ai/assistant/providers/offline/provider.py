@@ -57,7 +57,13 @@ class OfflineProvider:
         last_user = max(i for i, m in enumerate(messages) if m.role == "user")
         text = messages[last_user].content
         # The conversation's recent questions, for a follow-up that leans on them ("那低筋面粉呢？").
-        earlier = tuple(m.content for m in messages[:last_user] if m.role == "user" and m.content)[-3:]
+        # A turn intake flagged is never leaned on (its order would come back through "那X呢？"), and
+        # a flagged message is no follow-up of anything.
+        earlier = tuple(
+            m.content for m in messages[:last_user] if m.role == "user" and m.content and not m.flagged
+        )[-3:]
+        if request.flagged:
+            earlier = ()
         results = _results(messages[last_user + 1 :])
         context = self.lexicon
         context.offered = {t.name for t in request.tools}
