@@ -375,6 +375,19 @@ def _note_small_table_writes(session: Session, _context) -> None:
         session.info["catalogue_changed"] = True
 
 
+@event.listens_for(Session, "do_orm_execute")
+def _note_small_table_statements(state) -> None:
+    """An UPDATE or DELETE statement (a material's synonyms are replaced with one) leaves no objects
+    in the session's new, dirty or deleted sets: noted here instead."""
+    mapper = state.bind_mapper
+    if (
+        (state.is_update or state.is_delete)
+        and mapper is not None
+        and issubclass(mapper.class_, _SMALL_TABLES)
+    ):
+        state.session.info["catalogue_changed"] = True
+
+
 @event.listens_for(Session, "after_commit")
 def _mark_small_table_writes(session: Session) -> None:
     if session.info.pop("catalogue_changed", False):

@@ -72,3 +72,14 @@ def test_typos_and_homophones_are_found_through_the_search_index(session):
     assert words.meant("bakery") == "bakery"  # no typo of the "baker" in "baker's ammonia"
     assert words.meant("taken") == "taken"  # no typo of the pinyin "tafen" (塔塔粉)
     assert "塔塔粉" in words.sounds_like("他他粉还有吗")
+
+
+def test_a_name_taken_away_in_bulk_is_forgotten_at_once(session):
+    """Synonyms are replaced with one DELETE statement (services/materials.py), which the session
+    never sees as deleted objects: the directory is read again all the same."""
+    session.add(CatalogAlias(kind="material", code="M027", alias="牛油块"))
+    session.commit()
+    assert "牛油块" in CatalogueView(session).directory.aliases
+    session.query(CatalogAlias).filter(CatalogAlias.alias == "牛油块").delete()
+    session.commit()
+    assert "牛油块" not in CatalogueView(session).directory.aliases
