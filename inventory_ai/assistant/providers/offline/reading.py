@@ -133,6 +133,8 @@ def described_by_clause(text: str, materials: list[Mention], linker: Linker) -> 
     (做提拉米苏撒面的那个粉: the cocoa, not the mascarpone)."""
     named = {c.code for m in materials for c in m.candidates}
     for clause in _CLAUSE.finditer(text):
+        if re.search(words.KINDS, clause.group(1), re.I):
+            continue  # "统计一下各种面粉的…": every kind asked for, none described
         said = linker.described(clause.group(1))
         if said is None or any(m.text == clause.group(1) for m in materials):
             continue
