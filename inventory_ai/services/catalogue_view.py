@@ -36,7 +36,7 @@ from inventory_ai.models import (
     Supplier,
     Warehouse,
 )
-from inventory_ai.services import search
+from inventory_ai.services import search, search_described
 from inventory_ai.services.catalogue_words import CatalogueWords, of_aliases
 from inventory_ai.services.search_index import DESCRIPTION, DETAIL, MAX_TERM, NAME, SYNONYM, normalise, stem
 
@@ -266,15 +266,7 @@ class CatalogueView:
     def names_with(self, characters: str, limit: int = 50) -> list[str] | None:
         """The Chinese names that have every one of these characters; None when more than `limit`
         do (too many to say which one is meant)."""
-        tokens = [search.Token(exact=(c,)) for c in dict.fromkeys(characters)]
-        stmt, _driver, order, _exact = search._postings(tokens, (NAME,))
-        ids = stmt.order_by(*order).limit(limit + 1).subquery()
-        found = list(
-            self._session.scalars(
-                select(Material.name_zh).where(Material.id.in_(select(ids.c.material_id)), Material.active)
-            )
-        )
-        return None if len(found) > limit else found
+        return search.names_having(self._session, characters, limit)
 
     def kind_search(self, word: str) -> str:
         """The search for a two-character kind that also finds its names with a character between
@@ -296,10 +288,10 @@ class CatalogueView:
         return any(phrase in c.name_zh for c in found)
 
     def described_clearly(self, phrase: str) -> str | None:
-        return search.described_clearly(self._session, phrase)
+        return search_described.described_clearly(self._session, phrase)
 
     def ranked_by_description(self, phrase: str, codes: list[str]) -> list[str]:
-        return search.ranked_by_description(self._session, phrase, codes)
+        return search_described.ranked_by_description(self._session, phrase, codes)
 
     # --- stock ------------------------------------------------------------------------------
 

@@ -12,49 +12,27 @@ contains, then spec/category/supplier matches. No `LIKE '%q%'` scan anywhere.
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass
 
 from sqlalchemy import String, and_, bindparam, exists, func, literal_column, select, union_all
 from sqlalchemy.orm import Session, aliased
 
 from inventory_ai.models import Material, MaterialSearchTerm, StockLevel
+from inventory_ai.services.search_described import described_materials
 from inventory_ai.services.search_index import (
-    COMMON,
+    COUNT_CAP,
     DESCRIPTION,
     DETAIL,
-    MAX_TERM,
+    HIGH,
     NAME,
     NAMED,
     SYNONYM,
+    Token,
     normalise,
-    stem,
+    parse_query,
 )
 from inventory_ai.services.sites import Sites
-from inventory_ai.text import CJK, CJK_RUN
-
-COUNT_CAP = 1000
-_HIGH = "\uffff"
-
-
-@dataclass(frozen=True)
-class Token:
-    exact: tuple[str, ...] = ()  # every one of these terms must be present
-    prefix: str | None = None  # some term must start with this
-
-
-def parse_query(query: str) -> list[Token]:
-    text = normalise(query)
-    tokens: list[Token] = []
-    for piece in re.split(r"\s+", text):
-        for run in re.findall(f"[{CJK}]+|[a-z0-9]+", piece):
-            if CJK_RUN.fullmatch(run):
-                grams = (run,) if len(run) == 1 else tuple(run[i : i + 2] for i in range(len(run) - 1))
-                tokens.append(Token(exact=grams))
-            else:
-                tokens.append(Token(prefix=stem(run)[:MAX_TERM]))
-    return tokens
+from inventory_ai.text import CJK_RUN
 
 
 @dataclass
@@ -84,7 +62,7 @@ def _condition(terms, token: Token, exact_term=None):
     if exact_term is not None:
         return terms.term == exact_term
     high = getattr(token, "prefix_high", None)
-    return and_(terms.term >= token.prefix, terms.term < (high if high is not None else token.prefix + _HIGH))
+    return and_(terms.term >= token.prefix, terms.term < (high if high is not None else token.prefix + HIGH))
 
 
 @dataclass(frozen=True)
@@ -104,7 +82,7 @@ def _bound(tokens: list[Token], params: dict) -> list[_BoundToken]:
             params[f"e{i}_{j}"] = term
             exact.append(bindparam(f"e{i}_{j}", type_=String))
         if token.prefix:
-            params[f"p{i}"], params[f"h{i}"] = token.prefix, token.prefix + _HIGH
+            params[f"p{i}"], params[f"h{i}"] = token.prefix, token.prefix + HIGH
             bound.append(
                 _BoundToken(tuple(exact), bindparam(f"p{i}", type_=String), bindparam(f"h{i}", type_=String))
             )
@@ -159,6 +137,20 @@ def _postings(tokens: list[Token], fields: tuple[int, ...]):
         (driver.material_id,) if driver_term is not None else (driver.term, driver.field, driver.material_id)
     )
     return stmt, driver, order, driver_term is not None
+
+
+def names_having(session: Session, characters: str, limit: int) -> list[str] | None:
+    """The active materials' Chinese names that have every one of these characters; None when
+    more than `limit` do."""
+    tokens = [Token(exact=(c,)) for c in dict.fromkeys(characters)]
+    stmt, _driver, order, _exact = _postings(tokens, (NAME,))
+    ids = stmt.order_by(*order).limit(limit + 1).subquery()
+    found = list(
+        session.scalars(
+            select(Material.name_zh).where(Material.id.in_(select(ids.c.material_id)), Material.active)
+        )
+    )
+    return None if len(found) > limit else found
 
 
 def _tier(number: int, stmt, key_text=None, key_int=None, material_id=Material.id, *, limit: int):
@@ -235,7 +227,7 @@ def search_materials(
     wanted = offset + limit
     ids: list[int] = []
     seen: set[int] = set()
-    params = {"code": text.upper(), "text": text, "text_high": text + _HIGH}
+    params = {"code": text.upper(), "text": text, "text_high": text + HIGH}
     if filters.category_id is not None:
         params["category_id"] = filters.category_id
     if filters.warehouse_id is not None:
@@ -267,7 +259,7 @@ def search_materials(
     if len(ids) < wanted and named is not None:
         _ranked_ids(session, named, params, wanted, ids, seen)
     if not ids and described:
-        ids = _described(session, tokens, conditions)
+        ids = described_materials(session, tokens, conditions)
         total = len(ids)
         page = ids[offset:wanted]
         found = (
@@ -387,73 +379,3 @@ def _listed(session: Session, conditions: list, limit: int, offset: int) -> Sear
     counted = select(Material.id).where(*conditions).limit(COUNT_CAP + 1).subquery()
     total = session.scalar(select(func.count()).select_from(counted)) or 0
     return SearchPage(list(page), min(total, COUNT_CAP), total > COUNT_CAP, offset, limit)
-
-
-_FIELD_WEIGHT = {NAME: 1.0, SYNONYM: 1.0, DETAIL: 0.5, DESCRIPTION: 0.8}
-_DESCRIBED_CAP = 60  # a word more materials than this share says little of which one is meant
-
-
-def described_clearly(session: Session, query: str) -> str | None:
-    """The one material a description points at, when it scores well ahead of the next (half as
-    much again): 华夫饼上撒的那种大颗粒的糖 is the pearl sugar."""
-    scored = _described(session, parse_query(query), [Material.active.is_(True)], scores=True)
-    if not scored or (len(scored) > 1 and scored[0][1] < 1.5 * scored[1][1]):
-        return None
-    return session.scalar(select(Material.code).where(Material.id == scored[0][0]))
-
-
-def ranked_by_description(session: Session, query: str, codes: list[str]) -> list[str]:
-    """Which of these materials the query's other words describe, best first (one shared word is
-    enough): 做提拉米苏那个意大利奶酪 among the cheeses is mascarpone."""
-    conditions = [Material.active.is_(True), Material.code.in_(codes)]
-    ids = _described(session, parse_query(query), conditions, enough=1)
-    by_id = dict(
-        session.execute(select(Material.id, Material.code).where(Material.id.in_(ids))).tuples().all()
-    )
-    return [by_id[i] for i in ids if i in by_id]
-
-
-def _described(
-    session: Session, tokens: list[Token], conditions: list, enough: int | None = None, scores: bool = False
-) -> list:
-    """Materials by the words of a description, not all of which need match: each word counts by
-    how rare it is (a word shared by many materials counts little, by more than _DESCRIBED_CAP
-    nothing) and where it is found; the best and those near it, best first."""
-    terms = {g for t in tokens for g in t.exact} | {
-        t.prefix for t in tokens if t.prefix and len(t.prefix) >= 3
-    }
-    terms -= COMMON
-    scores_: dict[int, float] = {}
-    matched: dict[int, int] = {}
-    for term in terms:
-        cut = re.sub(r"(?<=\w{4})(?:ing|ed)$", "", term)  # "sticking" finds "stick", "coloured" "colour"
-        condition = (
-            MaterialSearchTerm.term == term
-            if not term.isascii()
-            else and_(MaterialSearchTerm.term >= cut, MaterialSearchTerm.term < cut + _HIGH)
-        )
-        rows = session.execute(
-            select(MaterialSearchTerm.material_id, MaterialSearchTerm.field)
-            .join(Material, Material.id == MaterialSearchTerm.material_id)
-            .where(condition, *conditions)
-            .limit(4 * _DESCRIBED_CAP)
-        ).all()
-        best: dict[int, float] = {}
-        for mid, fld in rows:
-            best[mid] = max(best.get(mid, 0.0), _FIELD_WEIGHT.get(fld, 0.5))
-        if not best or len(best) > _DESCRIBED_CAP:
-            continue
-        rarity = math.log(1 + _DESCRIBED_CAP / len(best))
-        for mid, weight in best.items():
-            scores_[mid] = scores_.get(mid, 0.0) + rarity * weight
-            matched[mid] = matched.get(mid, 0) + 1
-    if not scores_:
-        return []
-    top = max(scores_.values())
-    if enough is None:
-        enough = 2 if len(terms) >= 3 else 1  # several words said: a material must share two of them
-    ranked = sorted(
-        (mid for mid, v in scores_.items() if v >= 0.5 * top and matched[mid] >= enough),
-        key=lambda mid: (-scores_[mid], mid),
-    )
-    return [(mid, scores_[mid]) for mid in ranked[:COUNT_CAP]] if scores else ranked[:COUNT_CAP]

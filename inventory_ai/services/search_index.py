@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
 from pypinyin import Style, lazy_pinyin
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from inventory_ai.models import CatalogAlias, Category, Material, MaterialSearchTerm, Supplier
-from inventory_ai.text import CJK_RUN
+from inventory_ai.text import CJK, CJK_RUN
 
 NAME, DETAIL, SYNONYM, DESCRIPTION = 0, 1, 2, 3
 NAMED = (NAME, SYNONYM, DETAIL)  # what a query must match in full before descriptions are read
@@ -124,6 +125,31 @@ def text_terms(text: str | None, with_pinyin: bool) -> set[str]:
     for word in _WORD.findall(text):
         terms.update((word[:MAX_TERM], stem(word)[:MAX_TERM]))
     return terms
+
+
+# Querying the terms (search.py, search_described.py): a query's tokens.
+# A search counts (and the description search returns) at most this many materials.
+COUNT_CAP = 1000
+HIGH = "\uffff"  # above every term: [prefix, prefix + HIGH) is a prefix range
+
+
+@dataclass(frozen=True)
+class Token:
+    exact: tuple[str, ...] = ()  # every one of these terms must be present
+    prefix: str | None = None  # some term must start with this
+
+
+def parse_query(query: str) -> list[Token]:
+    text = normalise(query)
+    tokens: list[Token] = []
+    for piece in re.split(r"\s+", text):
+        for run in re.findall(f"[{CJK}]+|[a-z0-9]+", piece):
+            if CJK_RUN.fullmatch(run):
+                grams = (run,) if len(run) == 1 else tuple(run[i : i + 2] for i in range(len(run) - 1))
+                tokens.append(Token(exact=grams))
+            else:
+                tokens.append(Token(prefix=stem(run)[:MAX_TERM]))
+    return tokens
 
 
 def material_terms(
