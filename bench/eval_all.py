@@ -1,8 +1,9 @@
 """Every evaluation set's score, one line each (no misses printed, no timing).
 
-    .venv/bin/python bench/eval_all.py [--today 2026-11-27] [SET ...]
+    .venv/bin/python bench/eval_all.py [--today 2026-11-27] [--by-class] [SET ...]
 
-For held-out sets, whose cases must not be read: only their counts are printed.
+For held-out sets, whose cases must not be read: only their counts are printed (with --by-class,
+also per `class` field of the cases, for sets whose writers gave one).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def main() -> None:
     logging.disable(logging.WARNING)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sets", nargs="*", help="set names (all of tests/evaluation by default)")
+    parser.add_argument("--by-class", action="store_true", help="counts per case class too")
     parser.add_argument("--today", type=date.fromisoformat, default=date(2026, 11, 27))
     options = parser.parse_args()
     clock.today = lambda: options.today
@@ -35,6 +37,11 @@ def main() -> None:
             results = evaluate(db.session, cases)
             right = sum(r.ok for r in results)
             print(f"{name}: {right}/{len(cases)} = {100 * right / len(cases):.1f}%", flush=True)
+            if options.by_class:
+                classes: dict[str, list[bool]] = {}
+                for result in results:
+                    classes.setdefault(result.case.get("class", "-"), []).append(result.ok)
+                print("  " + ", ".join(f"{c} {sum(oks)}/{len(oks)}" for c, oks in sorted(classes.items())))
 
 
 if __name__ == "__main__":
