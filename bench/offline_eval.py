@@ -5,7 +5,8 @@
 
 Each request runs through the real loop on a fresh seeded database as its role; the first tool call
 (and a `then` call) is judged by meaning (tests/support/evaluation.py). Prints accuracy overall and
-per expected tool, the confusion of first calls, and the p50/p95 time of one offline answer.
+per expected tool, the confusion of first calls, and the p50/p95 time of one offline answer (wall
+clock, and the process's CPU time, the steadier measure on a loaded machine, with the load average).
 `--today` fixes the plant's date for the run (inventory_ai.services.clock.today): a set written
 for a day says "this month" and "by Dec 1" of that day. `--database` runs on a database already
 filled (bench/scale.py --fill, e.g. 100,000 materials: its answers' bookings stay in it) instead of
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import time
 from datetime import date
 
@@ -70,16 +72,18 @@ def main() -> None:
             app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
             cases = sorted(load(name), key=lambda c: c["tool"] == "create_new_intent")  # teaching last
             started = time.perf_counter()
-            timings = []
+            timings, cpu = [], []
             results = []
             for case in cases:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 results += evaluate(db.session, [case])
                 timings.append((time.perf_counter() - t0) * 1000)
+                cpu.append((time.process_time() - c0) * 1000)
             print(f"== {name}: {len(cases)} requests, {time.perf_counter() - started:.1f} s")
             print(report(results))
             print(f"one answer, whole loop with its tools: p50 {percentile(timings, 50):.1f} ms, "
-                  f"p95 {percentile(timings, 95):.1f} ms")  # fmt: skip
+                  f"p95 {percentile(timings, 95):.1f} ms; its CPU p50 {percentile(cpu, 50):.1f} ms, "
+                  f"p95 {percentile(cpu, 95):.1f} ms; load average {os.getloadavg()[0]:.1f}")  # fmt: skip
             understood = understanding_times(cases)
             print(f"understanding one request (the provider's first step, its lexicon included): "
                   f"p50 {percentile(understood, 50):.1f} ms, p95 {percentile(understood, 95):.1f} ms")  # fmt: skip

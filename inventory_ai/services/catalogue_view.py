@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from flask import current_app, has_app_context
 from pypinyin import lazy_pinyin
-from sqlalchemy import event, exists, literal, select, text, union_all
+from sqlalchemy import String, bindparam, event, exists, select, text, union_all
 from sqlalchemy.orm import Session
 
 from inventory_ai.change_markers import ChangeMarker
@@ -156,8 +156,7 @@ class CatalogueView:
     def material(self, code: str) -> Card | None:
         """An active material by its code."""
         if ("material", code) not in self._asked:
-            stmt = select(Material).where(Material.code == code, Material.active.is_(True))
-            found = self._session.scalar(stmt)
+            found = self._session.scalar(_MATERIAL, {"code": code})
             self._asked["material", code] = (
                 _card(found, self.directory.category_codes) if found is not None else None
             )
@@ -169,8 +168,8 @@ class CatalogueView:
             return []
         key = ("named", *sorted(set(names)))
         if key not in self._asked:
-            stmt = select(Material).where(Material.active.is_(True), Material.name_zh.in_(names))
-            self._asked[key] = [_card(m, self.directory.category_codes) for m in self._session.scalars(stmt)]
+            found = self._session.scalars(_NAMED_AS, {"names": list(names)})
+            self._asked[key] = [_card(m, self.directory.category_codes) for m in found]
         return self._asked[key]
 
     def may_find(self, phrase: str) -> bool:
@@ -179,11 +178,8 @@ class CatalogueView:
         for word in _words(phrase):
             prefix = stem(word)[:MAX_TERM]
             if prefix not in self._terms:
-                term = MaterialSearchTerm.term
-                found = select(term).where(
-                    term >= prefix, term < prefix + "\uffff", MaterialSearchTerm.field != DESCRIPTION
-                )
-                self._terms[prefix] = self._session.scalar(found.limit(1)) is not None
+                found = self._session.scalar(_BEGINS_NOT_DESCRIBED, {"lo": prefix, "hi": prefix + "\uffff"})
+                self._terms[prefix] = found is not None
             if not self._terms[prefix]:
                 return False
         return True
@@ -202,30 +198,18 @@ class CatalogueView:
         asked = sorted(t for t in terms if t not in known)
         for start in range(0, len(asked), 200):  # SQLite's compound-select limit is 500
             chunk = asked[start : start + 200]
-            probes = [
-                select(literal(t)).where(
-                    exists().where(MaterialSearchTerm.term == t, MaterialSearchTerm.field.in_(fields))
-                )
-                for t in chunk
-            ]
-            have = set(self._session.scalars(union_all(*probes) if len(probes) > 1 else probes[0]))
+            stmt = _built(("having", len(chunk), fields), lambda: _having(len(chunk), fields))  # noqa: B023
+            have = set(self._session.scalars(stmt, {f"t{i}": t for i, t in enumerate(chunk)}))
             known.update((t, t in have) for t in chunk)
         return {t for t in terms if known.get(t)}
 
     def is_word(self, word: str) -> bool:
         """Whether a whole word (English, pinyin or code) is a term of some name."""
-        stmt = select(MaterialSearchTerm.term).where(
-            MaterialSearchTerm.term == word, MaterialSearchTerm.field.in_(_NAMED)
-        )
-        return self._session.scalar(stmt.limit(1)) is not None
+        return self._session.scalar(_A_NAMES_WORD, {"word": word}) is not None
 
     def begins_a_word(self, start: str) -> bool:
         """Whether some term of a name begins with these letters."""
-        term = MaterialSearchTerm.term
-        stmt = select(term).where(
-            term >= start, term < start + "\uffff", MaterialSearchTerm.field.in_(_NAMED)
-        )
-        return self._session.scalar(stmt.limit(1)) is not None
+        return self._session.scalar(_BEGINS_A_NAMES_WORD, {"lo": start, "hi": start + "\uffff"}) is not None
 
     def words_beginning(self, start: str, limit: int = 200) -> list[str]:
         """The distinct terms beginning with these letters, at most `limit`: a skip over the index
@@ -312,6 +296,38 @@ class CatalogueView:
 
 def _words(phrase: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", normalise(phrase))
+
+
+# --- the lookups' statements, built once with bind parameters -------------------------------------
+# Building a statement and its cache key cost SQLAlchemy more CPU than SQLite spends running it; a
+# statement built once keeps its cache key (as services/search.py's _BUILT). No data is kept here.
+
+_TERM, _FIELD = MaterialSearchTerm.term, MaterialSearchTerm.field
+_LO, _HI, _WORD = (bindparam(name, type_=String) for name in ("lo", "hi", "word"))
+_MATERIAL = select(Material).where(Material.code == bindparam("code"), Material.active.is_(True))
+_NAMED_AS = select(Material).where(
+    Material.active.is_(True), Material.name_zh.in_(bindparam("names", expanding=True))
+)
+_BEGINS_NOT_DESCRIBED = select(_TERM).where(_TERM >= _LO, _TERM < _HI).where(_FIELD != DESCRIPTION).limit(1)
+_A_NAMES_WORD = select(_TERM).where(_TERM == _WORD, _FIELD.in_(_NAMED)).limit(1)
+_BEGINS_A_NAMES_WORD = select(_TERM).where(_TERM >= _LO, _TERM < _HI).where(_FIELD.in_(_NAMED)).limit(1)
+_STATEMENTS: dict[tuple, object] = {}
+
+
+def _built(key: tuple, make):
+    stmt = _STATEMENTS.get(key)
+    if stmt is None:
+        if len(_STATEMENTS) >= 512:  # shapes are few; this only bounds a pathological caller
+            _STATEMENTS.clear()
+        stmt = _STATEMENTS[key] = make()
+    return stmt
+
+
+def _having(count: int, fields: tuple[int, ...]):
+    """Which of `count` terms (t0, t1, ...) the index has in these fields: one probe a term."""
+    terms = [bindparam(f"t{i}", type_=String) for i in range(count)]
+    probes = [select(t).where(exists().where(_TERM == t, _FIELD.in_(fields))) for t in terms]  # noqa: SIM300
+    return union_all(*probes) if count > 1 else probes[0]
 
 
 # --- the directory snapshot -----------------------------------------------------------------------

@@ -142,14 +142,17 @@ def _postings(tokens: list[Token], fields: tuple[int, ...]):
 def names_having(session: Session, characters: str, limit: int) -> list[str] | None:
     """The active materials' Chinese names that have every one of these characters; None when
     more than `limit` do."""
-    tokens = [Token(exact=(c,)) for c in dict.fromkeys(characters)]
-    stmt, _driver, order, _exact = _postings(tokens, (NAME,))
-    ids = stmt.order_by(*order).limit(limit + 1).subquery()
-    found = list(
-        session.scalars(
-            select(Material.name_zh).where(Material.id.in_(select(ids.c.material_id)), Material.active)
+    params: dict = {}
+    bound = _bound([Token(exact=(c,)) for c in dict.fromkeys(characters)], params)
+    shape = ("names_having", len(bound), limit)
+    stmt = _BUILT.get(shape)
+    if stmt is None:
+        postings, _driver, order, _exact = _postings(bound, (NAME,))
+        ids = postings.order_by(*order).limit(limit + 1).subquery()
+        stmt = _BUILT[shape] = select(Material.name_zh).where(
+            Material.id.in_(select(ids.c.material_id)), Material.active
         )
-    )
+    found = list(session.scalars(stmt, params))
     return None if len(found) > limit else found
 
 
