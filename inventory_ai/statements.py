@@ -86,6 +86,20 @@ class Prepared:
             cursor.close()
 
 
+def send(connection: Connection, sql: str) -> None:
+    """A statement without parameters (a BEGIN) through the DBAPI, told and wrapped as above."""
+    raw = connection.connection.dbapi_connection
+    cursor = raw.cursor()
+    try:
+        for listener in connection.dispatch.before_cursor_execute:
+            listener(connection, cursor, sql, (), None, False)
+        cursor.execute(sql)
+    except connection.dialect.loaded_dbapi.Error as error:
+        raise _wrapped(connection, raw, cursor, sql, (), error) from error
+    finally:
+        cursor.close()
+
+
 def _values(compiled: _Compiled, row: dict):
     if compiled.fixed:
         row = {**compiled.fixed, **row}
