@@ -19,6 +19,8 @@ from sqlalchemy import Engine, event, exc, inspect, text
 from sqlalchemy.orm import Session, configure_mappers, make_transient_to_detached, scoped_session
 from sqlalchemy.orm.attributes import instance_dict
 
+from inventory_ai.statements import Prepared, send
+
 WRITE_LOCK_SECONDS = 15  # how long a write waits for a lock: SQLite's busy_timeout, PostgreSQL's lock_timeout
 
 
@@ -267,7 +269,7 @@ def install_sqlite_pragmas(engine: Engine) -> None:
                     dbapi_connection.execute(f"PRAGMA busy_timeout={WRITE_LOCK_SECONDS * 1000}")
                 return
         try:
-            conn.exec_driver_sql(mode)
+            send(conn, mode)  # through the DBAPI: Core's execution around a BEGIN cost more than it
         except BaseException:
             if took:
                 turns.give_back(dbapi_connection)
@@ -342,6 +344,9 @@ class _Table:
     insert: object
     insert_returning: object | None
     new_object: Callable[[], object]  # an instance with no attribute set, as a load makes one (no __init__)
+    # Every column but the generated key, through the DBAPI (statements.py); with RETURNING it.
+    direct: Prepared
+    direct_returning: Prepared | None
 
 
 @functools.cache
@@ -355,9 +360,11 @@ def _table(model: type) -> _Table:
     auto = [c for c in table.primary_key.columns if c.autoincrement is not False and c.default is None]
     defaults = {keys[c]: c.default for c in table.columns if c.default is not None}
     returning = table.insert().returning(auto[0], sort_by_parameter_order=True) if auto else None
+    written = [c.key for c in table.columns if not auto or c is not auto[0]]
     return _Table(
         keys, defaults, keys[auto[0]] if auto else None, table.insert(), returning,
-        mapper.class_manager.new_instance,
+        mapper.class_manager.new_instance, Prepared(table.insert(), written),
+        Prepared(table.insert().returning(auto[0]), written) if auto else None,
     )  # fmt: skip
 
 
@@ -389,7 +396,19 @@ def insert_rows(session: Session, model: type, rows: list[dict], with_ids: bool 
     itself (docs/benchmarks.md, the loop)."""
     t = _table(model)
     written = filled(model, rows)
-    values = [{column.name: row[key] for column, key in t.keys.items() if key in row} for row in written]
+    values = [{column.key: row[key] for column, key in t.keys.items() if key in row} for row in written]
+    if t.generated is None or all(t.generated not in row for row in written):
+        # Straight through the DBAPI (statements.py); several rows with ids on PostgreSQL are one
+        # statement through Core's batched RETURNING instead of a round trip each.
+        if not (with_ids and t.direct_returning is not None):
+            t.direct.execute(session, values)
+            return written
+        if len(values) == 1 or session.get_bind().dialect.name == "sqlite":
+            for row, new in zip(
+                written, t.direct_returning.execute(session, values, returning=True), strict=True
+            ):
+                row[t.generated] = new
+            return written
     connection = session.connection()  # Core on the session's connection: no ORM execution around it
     if with_ids and t.insert_returning is not None:
         for row, (new,) in zip(written, connection.execute(t.insert_returning, values).all(), strict=True):

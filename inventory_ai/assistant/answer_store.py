@@ -35,16 +35,17 @@ from inventory_ai.models import (
     utcnow,
 )
 from inventory_ai.services import conversations
+from inventory_ai.statements import Prepared
 
 _messages = ChatMessage.__table__
 _conversations = Conversation.__table__
 # An existing conversation moves to the top of the list.
-TOUCH_CONVERSATION = (
+TOUCH_CONVERSATION = Prepared(
     _conversations.update()
     .where(_conversations.c.id == bindparam("conversation"))
     .values(updated_at=bindparam("now"))
 )
-ADD_TOKENS = (
+ADD_TOKENS = Prepared(
     _messages.update()
     .where(_messages.c.id == bindparam("message"))
     .values(
@@ -53,7 +54,7 @@ ADD_TOKENS = (
     )
 )
 # Ends a running answer, unless something else (a stale sweep) ended it first.
-END_ANSWER = (
+END_ANSWER = Prepared(
     _messages.update()
     .where(_messages.c.id == bindparam("message"), _messages.c.status == MessageStatus.RUNNING.value)
     .values(
@@ -109,7 +110,7 @@ def write_intake(session: Session, rows: Intake, seq: int) -> None:
         rows.conversation["created_at"] = rows.conversation["updated_at"] = now
         insert_rows(session, Conversation, [rows.conversation])
     else:
-        session.connection().execute(TOUCH_CONVERSATION, {"conversation": rows.conversation_id, "now": now})
+        TOUCH_CONVERSATION.execute(session, [{"conversation": rows.conversation_id, "now": now}])
     insert_rows(session, ChatMessage, [rows.question, rows.answer])
 
 
@@ -194,9 +195,7 @@ def usage(
 
 
 def add_tokens(session: Session, message: ChatMessage, more_in: int, more_out: int) -> None:
-    session.connection().execute(
-        ADD_TOKENS, {"message": message.id, "more_in": more_in, "more_out": more_out}
-    )
+    ADD_TOKENS.execute(session, [{"message": message.id, "more_in": more_in, "more_out": more_out}])
     set_committed_value(message, "input_tokens", message.input_tokens + more_in)
     set_committed_value(message, "output_tokens", message.output_tokens + more_out)
 
@@ -208,12 +207,11 @@ def ending(
     """End a running answer as told, its tokens added; False if something else ended it first (the
     caller then reads it back)."""
     ended_at: datetime = utcnow()
-    ended = session.connection().execute(
-        END_ANSWER,
+    ended = END_ANSWER.execute(session, [
         {"message": message.id, "new_content": text, "new_status": status, "new_error": error_code,
          "ended_at": ended_at, "new_model": model, "more_in": more_in, "more_out": more_out},
-    )  # fmt: skip
-    if ended.rowcount != 1:
+    ])  # fmt: skip
+    if ended != 1:
         add_tokens(session, message, more_in, more_out)
         return False
     for key, value in (("content", text), ("status", status), ("error_code", error_code),

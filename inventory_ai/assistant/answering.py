@@ -33,6 +33,7 @@ from inventory_ai.database import begin_write
 from inventory_ai.logging import get_logger
 from inventory_ai.models import CallStatus, ChatMessage, MessageStatus, ToolCallRecord, User, utcnow
 from inventory_ai.services import audit
+from inventory_ai.services.sites import Sites
 
 log = get_logger(__name__)
 
@@ -45,6 +46,9 @@ class AnswerRef:
     message_id: str
     # The intake's screening of the question (intake.py); None where it was taken in elsewhere.
     flagged: bool | None = None
+    # The user's warehouses as the intake read them, in its write transaction, moments before
+    # the run (intake.py); None where it was taken in elsewhere: the run reads them itself.
+    sites: Sites | None = None
 
 
 @dataclass(frozen=True)

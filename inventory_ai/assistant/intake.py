@@ -17,7 +17,7 @@ from inventory_ai.database import writing
 from inventory_ai.errors import Conflict, InvalidInput
 from inventory_ai.models import ChatMessage, Conversation, MessageStatus, User
 from inventory_ai.observability import FLAGGED
-from inventory_ai.services import audit, conversations
+from inventory_ai.services import audit, conversations, sites
 from inventory_ai.services.screening import screen
 from inventory_ai.text import question_language, storable
 
@@ -56,11 +56,14 @@ def take_message(
         conversation, seq = _conversation_for(session, user, conversation_id, recovery)
         answer_store.write_intake(session, rows, seq)
         audit.write(session, flagged)
+        # The warehouses the run's tools are scoped to, read here rather than in a transaction of
+        # their own when the run starts, moments later in the same request (issue 34: as stored now).
+        mine = sites.of_user(session, user)
         session.commit()
     if flagged:
         FLAGGED.inc()
     answer = answer_store.adopt_intake(session, rows, conversation)
-    return AnswerRef(answer.conversation_id, answer.id, screening.flagged)
+    return AnswerRef(answer.conversation_id, answer.id, screening.flagged, mine)
 
 
 def _conversation_for(

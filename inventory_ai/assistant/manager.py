@@ -141,7 +141,7 @@ class ToolExecutionManager:
         message = session.get(ChatMessage, ref.message_id)
         user = session.get(User, message.conversation.user_id)
         context = ToolContext.of_answer(
-            session, self.engine(), user, message, tool_names=self.registry.names()
+            session, self.engine(), user, message, ref.sites, tool_names=self.registry.names()
         )
         toolbox = self.registry.toolbox_for(user.role, session)
         deadline = time.monotonic() + self.answer_deadline_seconds

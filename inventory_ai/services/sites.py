@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import false, func, or_, select, true
+from sqlalchemy import bindparam, false, func, or_, select, true
 from sqlalchemy.orm import Session
 
 from inventory_ai.errors import Forbidden, InvalidInput, NotFound
@@ -90,11 +90,15 @@ def codes_of(session: Session, user: User) -> list[str] | None:
     return session.scalar(select(User.warehouses).where(User.id == user.id))
 
 
+# Built once: every chat message, page and approval reads it (of_user), through Core, not the ORM.
+_CODES_OF = select(User.warehouses).where(User.id == bindparam("user"))
+
+
 def of_user(session: Session, user: User | int) -> Sites:
     """A person's warehouses as the database has them now (not as a cached user object has them):
     a change an admin made applies to that person's next request, on every worker and host."""
     user_id = user if isinstance(user, int) else user.id
-    codes = session.scalar(select(User.warehouses).where(User.id == user_id))
+    codes = session.connection().execute(_CODES_OF, {"user": user_id}).scalar()
     return of_codes(session, codes)
 
 

@@ -89,9 +89,12 @@ class ToolContext:
     tool_names: frozenset[str] = frozenset()
 
     @classmethod
-    def of_answer(cls, session: Session, engine: Engine, user, message, **more) -> ToolContext:
+    def of_answer(
+        cls, session: Session, engine: Engine, user, message, mine: Sites | None = None, **more
+    ) -> ToolContext:
         """The context a tool runs in while answering `message` (a ChatMessage) for `user`; with no
-        message, for a call from outside a chat (MCP), in the user's language."""
+        message, for a call from outside a chat (MCP), in the user's language. `mine`: the user's
+        warehouses if this request has read them already, else they are read now."""
         chat = message is not None
         return cls(
             user_id=user.id,
@@ -102,7 +105,7 @@ class ToolContext:
             request_id=None,
             conversation_id=message.conversation_id if chat else "",
             message_id=message.id if chat else "",
-            sites=sites.of_user(session, user),
+            sites=mine if mine is not None else sites.of_user(session, user),
             language=message.language if chat else user.language or "zh",
             **more,
         )

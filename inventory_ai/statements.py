@@ -1,0 +1,121 @@
+"""Core statements sent straight through the DBAPI cursor of a session's connection: compiled once
+per dialect, their parameters converted by the columns' own types, and nothing of SQLAlchemy's
+execution around them (no execution context, no result object, no compiled-cache lookup).
+
+For the loop's writes (database.insert_rows, assistant/answer_store.py): the same SQL and the same
+values SQLAlchemy would send, at a fraction of the Python (docs/benchmarks.md, the loop). Errors are
+SQLAlchemy's as Core raises them (IntegrityError, OperationalError …), and a connection the database
+dropped is invalidated as Core would. Listeners of the engine's `before_cursor_execute` are told of
+each statement (with no execution context; what they return is not used), so what counts or watches
+statements (the benchmarks, tests) sees these too; no other engine event fires.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import exc
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    sql: str
+    names: tuple[str, ...]  # the bind parameters, in the order a positional paramstyle sends them
+    processors: tuple  # per name: the column type's conversion for this dialect, or None
+    fixed: dict  # name -> value, for the statement's own literals (a WHERE's status)
+    positional: bool
+
+
+class Prepared:
+    """A Core statement (an INSERT, an UPDATE) whose bind parameters are all named; for an INSERT,
+    `columns` fixes which columns it writes (the keys of every row given)."""
+
+    def __init__(self, statement, columns: list[str] | None = None):
+        self.statement = statement
+        self.columns = columns
+        self._by_dialect: dict[str, _Compiled] = {}
+
+    def _for(self, dialect) -> _Compiled:
+        compiled = self._by_dialect.get(dialect.name)
+        if compiled is None:
+            made = self.statement.compile(dialect=dialect, column_keys=self.columns)
+            binds = {name: bind for bind, name in made.bind_names.items()}
+            names = tuple(made.positiontup) if made.positional else tuple(binds)
+            processors = tuple(
+                binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in names
+            )
+            fixed = {n: binds[n].value for n in names if not binds[n].required and binds[n].value is not None}
+            compiled = self._by_dialect[dialect.name] = _Compiled(
+                made.string, names, processors, fixed, made.positional
+            )
+        return compiled
+
+    def execute(self, session: Session, rows: list[dict], returning: bool = False) -> list | int:
+        """Send the statement once per row (one executemany for several without `returning`), in
+        the session's transaction. Returns the first column of each row's RETURNING, else the
+        number of rows the statement matched."""
+        connection = session.connection()
+        dialect = connection.dialect
+        compiled = self._for(dialect)
+        parameters = [_values(compiled, row) for row in rows]
+        raw = connection.connection.dbapi_connection
+        cursor = raw.cursor()
+        told = connection.dispatch.before_cursor_execute
+        try:
+            if returning:
+                returned = []
+                for values in parameters:
+                    for listener in told:
+                        listener(connection, cursor, compiled.sql, values, None, False)
+                    cursor.execute(compiled.sql, values)
+                    returned.append(cursor.fetchone()[0])
+                return returned
+            for listener in told:
+                listener(connection, cursor, compiled.sql, parameters[0] if len(parameters) == 1 else parameters,
+                         None, len(parameters) > 1)  # fmt: skip
+            if len(parameters) == 1:
+                cursor.execute(compiled.sql, parameters[0])
+            else:
+                cursor.executemany(compiled.sql, parameters)
+            return cursor.rowcount
+        except dialect.loaded_dbapi.Error as error:
+            raise _wrapped(connection, raw, cursor, compiled.sql, parameters, error) from error
+        finally:
+            cursor.close()
+
+
+def send(connection: Connection, sql: str) -> None:
+    """A statement without parameters (a BEGIN) through the DBAPI, told and wrapped as above."""
+    raw = connection.connection.dbapi_connection
+    cursor = raw.cursor()
+    try:
+        for listener in connection.dispatch.before_cursor_execute:
+            listener(connection, cursor, sql, (), None, False)
+        cursor.execute(sql)
+    except connection.dialect.loaded_dbapi.Error as error:
+        raise _wrapped(connection, raw, cursor, sql, (), error) from error
+    finally:
+        cursor.close()
+
+
+def _values(compiled: _Compiled, row: dict):
+    if compiled.fixed:
+        row = {**compiled.fixed, **row}
+    values = [
+        row[name] if process is None else process(row[name])
+        for name, process in zip(compiled.names, compiled.processors, strict=True)
+    ]
+    return values if compiled.positional else dict(zip(compiled.names, values, strict=True))
+
+
+def _wrapped(connection: Connection, raw, cursor, sql: str, parameters, error) -> exc.DBAPIError:
+    """The DBAPI's error as Core would raise it; a connection the database dropped is not reused."""
+    dialect = connection.dialect
+    gone = dialect.is_disconnect(error, raw, cursor)
+    if gone:
+        connection.invalidate(error)
+    return exc.DBAPIError.instance(
+        sql, parameters, error, dialect.loaded_dbapi.Error, connection_invalidated=gone, dialect=dialect
+    )
