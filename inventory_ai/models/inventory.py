@@ -15,6 +15,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -123,7 +124,9 @@ class MaterialSearchTerm(db.Model):
     """Inverted index for search: terms computed in Python (CJK n-grams, pinyin, words, code).
 
     One portable B-tree index serves SQLite and PostgreSQL alike: exact terms by equality,
-    prefixes by a range scan (see services/search.py and docs/architecture.md).
+    prefixes by a range scan (see services/search.py and docs/architecture.md). Only active
+    materials have terms (migration 0022: a trigger removes an inactive material's), so a search
+    counts postings without reading each material's row.
     """
 
     __tablename__ = "material_search_terms"
@@ -144,6 +147,15 @@ class StockLevel(db.Model):
         CheckConstraint("quantity >= 0", name="quantity_non_negative"),
         Index("ix_stock_levels_warehouse_material", "warehouse_id", "material_id"),
         Index("ix_stock_levels_warehouse_low_ratio", "warehouse_id", "low_ratio", "material_id"),
+        # Search's in-stock filter from the index alone (services/search.py; migration 0022). The
+        # query must say `quantity > 0` with a literal 0 for SQLite to use a partial index.
+        Index(
+            "ix_stock_levels_in_stock",
+            "material_id",
+            "warehouse_id",
+            postgresql_where=text("quantity > 0"),
+            sqlite_where=text("quantity > 0"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -188,20 +188,44 @@ def _ranked_ids(session: Session, stmt, params: dict, wanted: int, ids: list[int
 COUNTED = 99  # the row of _ranked_ids' statement that carries the capped total
 
 
-def _filter_conditions(filters: SearchFilters) -> list:
+def _stock_probe(filters: SearchFilters, material_id, bound: bool):
+    """A level of the material in the searcher's warehouses (the one asked for), with stock when
+    in_stock. `quantity > 0` with a literal 0 lets SQLite use ix_stock_levels_in_stock (a partial
+    index is used only when the query repeats its condition): a probe of the index alone."""
+    level = [StockLevel.material_id == material_id, filters.sites.where(StockLevel.warehouse_id)]
+    if filters.warehouse_id is not None:
+        wanted = bindparam("warehouse_id") if bound else filters.warehouse_id
+        level.append(StockLevel.warehouse_id == wanted)
+    if filters.in_stock:
+        level.append(StockLevel.quantity > literal_column("0"))
+    return exists().where(and_(*level))
+
+
+def _filter_conditions(filters: SearchFilters, bound: bool = False) -> list:
+    """The filters on a material's row (and its active flag); with `bound` the category and
+    warehouse are bind parameters (a statement built once per shape)."""
     conditions = [Material.active.is_(True)]
     if filters.category_id is not None:
-        conditions.append(Material.category_id == filters.category_id)
+        conditions.append(
+            Material.category_id == (bindparam("category_id") if bound else filters.category_id)
+        )
     if filters.warehouse_id is not None or filters.in_stock:
         if filters.sites is None:
             raise ValueError("a stock filter needs the searcher's sites (SearchFilters.sites)")
-        level = [StockLevel.material_id == Material.id, filters.sites.where(StockLevel.warehouse_id)]
-        if filters.warehouse_id is not None:
-            level.append(StockLevel.warehouse_id == filters.warehouse_id)
-        if filters.in_stock:
-            level.append(StockLevel.quantity > 0)
-        conditions.append(exists().where(and_(*level)))
+        conditions.append(_stock_probe(filters, Material.id, bound))
     return conditions
+
+
+def _narrowed(stmt, driver, filters: SearchFilters):
+    """Postings kept by the filters. Every posting is of an active material (migration 0022), so
+    the material's row is read only for a category; the stock probe goes by the posting's id."""
+    if filters.category_id is not None:
+        stmt = stmt.join(Material, Material.id == driver.material_id).where(
+            Material.category_id == bindparam("category_id")
+        )
+    if filters.warehouse_id is not None or filters.in_stock:
+        stmt = stmt.where(_stock_probe(filters, driver.material_id, bound=True))
+    return stmt
 
 
 def search_materials(
@@ -252,7 +276,7 @@ def search_materials(
     if built is None:
         if len(_BUILT) >= 512:  # shapes are few; this only bounds a pathological caller
             _BUILT.clear()
-        built = _BUILT[shape] = _statements(bound, _bound_conditions(filters), wanted, count_cap, chinese)
+        built = _BUILT[shape] = _statements(bound, filters, wanted, count_cap, chinese)
     first, later, named = built
     counted = _ranked_ids(session, first, params, wanted, ids, seen)
     # 6. synonyms  7. spec / category / supplier  8. each token in one or the other (as the total
@@ -288,28 +312,14 @@ _BUILT: dict[tuple, tuple] = {}  # query shape -> its statements (services run i
 _PAGE = select(Material).where(Material.id.in_(bindparam("ids", expanding=True)))
 
 
-def _bound_conditions(filters: SearchFilters) -> list:
-    """_filter_conditions with the category and warehouse as bind parameters."""
-    conditions = [Material.active.is_(True)]
-    if filters.category_id is not None:
-        conditions.append(Material.category_id == bindparam("category_id"))
-    if filters.warehouse_id is not None or filters.in_stock:
-        level = [StockLevel.material_id == Material.id, filters.sites.where(StockLevel.warehouse_id)]
-        if filters.warehouse_id is not None:
-            level.append(StockLevel.warehouse_id == bindparam("warehouse_id"))
-        if filters.in_stock:
-            level.append(StockLevel.quantity > 0)
-        conditions.append(exists().where(and_(*level)))
-    return conditions
-
-
-def _statements(tokens: list, conditions: list, wanted: int, count_cap: int, chinese: bool) -> tuple:
+def _statements(tokens: list, filters: SearchFilters, wanted: int, count_cap: int, chinese: bool) -> tuple:
     """The ranking's statements for one shape of query: tiers 1-5 with the capped total, 6-7, and 8
     (None when it cannot add anything)."""
+    conditions = _filter_conditions(filters, bound=True)
 
     def postings_tier(number: int, fields: tuple[int, ...]):
         stmt, driver, order, exact = _postings(tokens, fields)
-        stmt = stmt.join(Material, Material.id == driver.material_id).where(*conditions).order_by(*order)
+        stmt = _narrowed(stmt, driver, filters).order_by(*order)
         if exact:  # (field, material_id) within one term: the material id orders it
             return _tier(number, stmt, material_id=driver.material_id, limit=wanted)
         return _tier(number, stmt, driver.term, driver.field, driver.material_id, limit=wanted)
@@ -337,7 +347,7 @@ def _statements(tokens: list, conditions: list, wanted: int, count_cap: int, chi
         )
         first.append(_tier(number, ranged, name, limit=wanted))
     first.append(postings_tier(5, (NAME,)))  # 5. name contains every token
-    first = union_all(*first, _capped_total(tokens, conditions, count_cap))
+    first = union_all(*first, _capped_total(tokens, filters, count_cap))
     later = union_all(postings_tier(6, (SYNONYM,)), postings_tier(7, (DETAIL,)))
     # One term alone is in one field or another: tier 8 finds nothing tiers 5-7 did not.
     single_term = len(tokens) == 1 and len(tokens[0].exact) + (tokens[0].prefix is not None) == 1
@@ -348,7 +358,7 @@ def _exact_driver(tokens: list[Token]) -> bool:
     return any(t.exact for t in tokens)
 
 
-def _capped_total(tokens: list[Token], conditions: list, count_cap: int):
+def _capped_total(tokens: list[Token], filters: SearchFilters, count_cap: int):
     """The total, capped, as a row (COUNTED, '', postings read, distinct materials among them).
 
     Read the postings in index order and stop: an exact term holds a material once (the index
@@ -356,12 +366,12 @@ def _capped_total(tokens: list[Token], conditions: list, count_cap: int):
     the cap"; a prefix can match several terms of one material, so twice that many are read and
     the distinct materials counted (a full read then means "at least"). Ordering by the index's
     own columns makes both databases scan it and stop at the LIMIT: without it PostgreSQL chose a
-    bitmap of every posting of a single character (0.8-1.0 s for 面 at 1,000,000 materials)."""
+    bitmap of every posting of a single character (0.8-1.0 s for 面 at 1,000,000 materials).
+    Unfiltered, it reads the term index alone: no material's row (postings are of active ones)."""
     stmt, driver, _, exact = _postings(tokens, NAMED)
     read_cap = count_cap + 1 if exact else 2 * (count_cap + 1)
     postings = (
-        stmt.join(Material, Material.id == driver.material_id)
-        .where(*conditions)
+        _narrowed(stmt, driver, filters)
         .order_by(driver.term, driver.field, driver.material_id)
         .limit(read_cap)
         .subquery()

@@ -8,7 +8,9 @@
     (field=1), and, without pinyin or common words, for the description (field=3).
 
 `index_material` keeps a material's terms in step with every write; `rebuild_index` makes them all
-anew (`flask rebuild-search-index`). Querying them: search.py.
+anew (`flask rebuild-search-index`). Only active materials have terms: a database trigger removes
+an inactive material's (migration 0022), `index_material` writes them again when it is switched
+back on. Querying them: search.py.
 """
 
 from __future__ import annotations
@@ -194,8 +196,11 @@ def synonyms_of(session: Session, codes: list[str] | None = None) -> dict[str, l
 
 
 def index_material(session: Session, material: Material) -> None:
-    """Replace a material's terms; call after every write that changes its text."""
+    """Replace a material's terms; call after every write that changes its text or switches it on.
+    An inactive material has none (search reads the postings without its row: migration 0022)."""
     session.execute(delete(MaterialSearchTerm).where(MaterialSearchTerm.material_id == material.id))
+    if material.active is False:
+        return
     category = material.category or (
         session.get(Category, material.category_id) if material.category_id else None
     )
@@ -220,7 +225,10 @@ def rebuild_index(session: Session, batch: int = 2000) -> int:
     last_id = 0
     while True:
         materials = session.scalars(
-            select(Material).where(Material.id > last_id).order_by(Material.id).limit(batch)
+            select(Material)
+            .where(Material.id > last_id, Material.active.is_(True))
+            .order_by(Material.id)
+            .limit(batch)
         ).all()
         if not materials:
             break

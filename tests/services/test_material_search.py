@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
-from inventory_ai.models import Material
+from inventory_ai.models import Material, MaterialSearchTerm, StockLevel
+from inventory_ai.services import materials
 from inventory_ai.services.catalog import find_category
 from inventory_ai.services.search import SearchFilters, search_materials
 from inventory_ai.services.search_index import index_material
-from inventory_ai.services.sites import ALL, find_warehouse
+from inventory_ai.services.sites import ALL, find_warehouse, of_codes
 from tests.support.factories import MaterialFactory
 
 
@@ -92,6 +93,62 @@ def test_inactive_materials_are_not_found(session):
     material.active = False
     session.commit()
     assert "M005" not in codes(search_materials(session, "黑麦粉"))
+
+
+def postings(session, material_id: int) -> int:
+    return session.scalar(select(func.count()).where(MaterialSearchTerm.material_id == material_id))
+
+
+def test_an_inactive_material_has_no_postings_whoever_switches_it_off(session):
+    # Search counts postings without reading each material's row, so an inactive material must
+    # have none: a write outside the services (here the ORM) removes them as the services do.
+    material = session.scalar(select(Material).where(Material.code == "M005"))
+    assert postings(session, material.id) > 0
+    material.active = False
+    session.commit()
+    assert postings(session, material.id) == 0
+    index_material(session, material)  # re-indexing an inactive material writes none back
+    session.commit()
+    assert postings(session, material.id) == 0
+    assert search_materials(session, "黑麦粉").total == search_materials(session, "黑麦粉", limit=50).total
+    assert "M005" not in codes(search_materials(session, "黑麦粉", limit=50))
+
+
+def test_a_material_switched_back_on_is_found_again(session):
+    materials.deactivate_material(session, "M005")
+    material = session.scalar(select(Material).where(Material.code == "M005"))
+    assert postings(session, material.id) == 0
+    assert "M005" not in codes(search_materials(session, "rye", limit=50))
+    materials.update_material(session, "M005", {"active": True})
+    assert postings(session, material.id) > 0
+    assert "M005" in codes(search_materials(session, "rye", limit=50))
+    assert "M005" in codes(search_materials(session, "黑麦粉", limit=50))
+
+
+def test_inactive_materials_are_not_counted(session):
+    before = search_materials(session, "粉", limit=5)
+    material = session.scalar(select(Material).where(Material.code == "M005"))
+    material.active = False
+    session.commit()
+    after = search_materials(session, "粉", limit=5)
+    assert after.total == before.total - 1
+
+
+def test_in_stock_counts_only_levels_with_stock_in_the_searchers_warehouses(session):
+    cold = find_warehouse(session, "Cold Store").id
+    within = of_codes(session, ["WH02"])
+    stocked = search_materials(session, "蛋", SearchFilters(in_stock=True, sites=within), limit=50)
+    assert stocked.materials
+    emptied = stocked.materials[0]
+    level = session.scalar(
+        select(StockLevel).where(StockLevel.material_id == emptied.id, StockLevel.warehouse_id == cold)
+    )
+    level.quantity = 0  # (a test's write: the ledger would book it)
+    session.commit()
+    again = search_materials(session, "蛋", SearchFilters(in_stock=True, sites=within), limit=50)
+    assert emptied.code not in codes(again)
+    assert again.total == stocked.total - 1
+    assert emptied.code in codes(search_materials(session, "蛋", SearchFilters(sites=within), limit=50))
 
 
 def test_index_follows_a_rename(session):
