@@ -35,10 +35,12 @@ class Prepared:
     def __init__(self, statement, columns: list[str] | None = None):
         self.statement = statement
         self.columns = columns
-        self._by_dialect: dict[str, _Compiled] = {}
+        self._by_dialect: dict[tuple, _Compiled] = {}
 
     def _for(self, dialect) -> _Compiled:
-        compiled = self._by_dialect.get(dialect.name)
+        # Two drivers of one database (psycopg, psycopg2) compile differently: both in the key.
+        key = (dialect.name, dialect.driver, dialect.paramstyle)
+        compiled = self._by_dialect.get(key)
         if compiled is None:
             made = self.statement.compile(dialect=dialect, column_keys=self.columns)
             binds = {name: bind for bind, name in made.bind_names.items()}
@@ -47,7 +49,7 @@ class Prepared:
                 binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in names
             )
             fixed = {n: binds[n].value for n in names if not binds[n].required and binds[n].value is not None}
-            compiled = self._by_dialect[dialect.name] = _Compiled(
+            compiled = self._by_dialect[key] = _Compiled(
                 made.string, names, processors, fixed, made.positional
             )
         return compiled

@@ -1,0 +1,97 @@
+"""The loop's statements sent straight through the DBAPI (statements.py, database.insert_rows): what
+they store is what the ORM stores for the same values, their errors are SQLAlchemy's, and listeners
+of the engine's cursor events see them. On SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import event, exc, select
+
+from inventory_ai.assistant import answer_store
+from inventory_ai.database import begin_write, insert_rows
+from inventory_ai.extensions import db
+from inventory_ai.models import AuditEvent, ChatMessage, Conversation, ModelCall, utcnow
+from tests.support.factories import user_named
+
+
+def _stored(model, ids: list) -> list[tuple]:
+    """The rows as the database returns them, every column but the id."""
+    columns = [c for c in model.__table__.columns if c.name != "id"]
+    rows = db.session.execute(select(*columns).where(model.__table__.c.id.in_(ids)).order_by(model.id))
+    return [tuple(row) for row in rows]
+
+
+def test_rows_written_directly_are_stored_as_the_orm_stores_them(app):
+    with app.app_context():
+        user = user_named("staff")
+        now = utcnow()
+        values = [
+            dict(created_at=now, user_id=user.id, role="warehouse_staff", action="tool_call", tool_name="noop",
+                 arguments={"名称": "面粉", "n": [1, 2.5, None]}, status="success", duration_ms=3),
+            dict(created_at=now, user_id=user.id, role="warehouse_staff", action="tool_call", tool_name="noop",
+                 arguments=None, status="denied", detail="line\nnext"),
+        ]  # fmt: skip
+        by_orm = [AuditEvent(**v) for v in values]
+        db.session.add_all(by_orm)
+        db.session.commit()
+        begin_write(db.session)
+        direct = insert_rows(db.session, AuditEvent, [dict(v) for v in values])
+        conversation = answer_store.intake(user.id, "hello", "en", None).conversation
+        conversation |= {"created_at": now, "updated_at": now}
+        insert_rows(db.session, Conversation, [conversation])
+        db.session.commit()
+        direct_ids = [e.id for e in db.session.scalars(select(AuditEvent).order_by(AuditEvent.id))][-2:]
+        assert _stored(AuditEvent, [e.id for e in by_orm]) == _stored(AuditEvent, direct_ids)
+        assert [row["arguments"] for row in direct] == [values[0]["arguments"], None]
+        assert db.session.get(Conversation, conversation["id"]).created_at == now
+
+
+def test_ids_come_back_for_one_row_and_for_several(app):
+    with app.app_context():
+        user = user_named("staff")
+        rows = answer_store.intake(user.id, "hello", "en", None)
+        begin_write(db.session)
+        answer_store.write_intake(db.session, rows, 0)
+        db.session.commit()
+        begin_write(db.session)
+        calls = [
+            {
+                "message_id": rows.answer["id"],
+                "user_id": user.id,
+                "provider": "stub",
+                "model": m,
+                "status": "ok",
+            }
+            for m in ("a", "b", "c")
+        ]
+        [one] = insert_rows(db.session, ModelCall, calls[:1], with_ids=True)
+        several = insert_rows(db.session, ModelCall, calls[1:], with_ids=True)
+        db.session.commit()
+        for row in [one, *several]:
+            assert db.session.get(ModelCall, row["id"]).model == row["model"]
+        assert len({one["id"], *(r["id"] for r in several)}) == 3
+        assert db.session.get(ChatMessage, rows.question["id"]).content == "hello"
+
+
+def test_errors_are_sqlalchemys_and_listeners_see_the_statements(app):
+    with app.app_context():
+        user = user_named("staff")
+        seen = []
+
+        def listen(_conn, _cursor, statement, *_rest):
+            seen.append(statement.split(" (")[0])
+
+        rows = answer_store.intake(user.id, "hello", "en", None)
+        event.listen(db.engine, "before_cursor_execute", listen)
+        try:
+            begin_write(db.session)
+            answer_store.write_intake(db.session, rows, 0)
+            db.session.commit()
+        finally:
+            event.remove(db.engine, "before_cursor_execute", listen)
+        assert "INSERT INTO conversations" in seen and "INSERT INTO messages" in seen
+        begin_write(db.session)
+        with pytest.raises(exc.IntegrityError):  # the same message id again
+            insert_rows(db.session, ChatMessage, [rows.question])
+        db.session.rollback()
+        assert db.session.get(ChatMessage, rows.question["id"]).content == "hello"
