@@ -116,9 +116,16 @@ def _postings(tokens: list[Token], fields: tuple[int, ...]):
     parts.sort(key=lambda part: part[1] is None)  # exact terms drive; prefixes probe
     (driver_token, driver_term), *others = parts
     driver = aliased(MaterialSearchTerm)
-    stmt = select(driver.material_id).where(
-        _condition(driver, driver_token, driver_term), _in_fields(driver, fields)
+    # A prefix reads a range of terms in (term, field, material_id) order. SQLite keeps that order
+    # for a range on `field`, but after `field = x` it sorts every posting of each term (54 ms for
+    # the name postings of "flour" at 1,000,000 materials, 0.01 ms as a range): one field is
+    # asked of a prefix as BETWEEN x AND x. An exact term keeps the equality (its material_id order).
+    in_fields = (
+        driver.field.between(fields[0], fields[0])
+        if driver_term is None and len(fields) == 1
+        else _in_fields(driver, fields)
     )
+    stmt = select(driver.material_id).where(_condition(driver, driver_token, driver_term), in_fields)
     for token, term in others:
         probe = aliased(MaterialSearchTerm)
         stmt = stmt.where(
