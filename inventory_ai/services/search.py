@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import String, and_, bindparam, exists, func, literal_column, select, union_all
+from sqlalchemy import Integer, String, and_, bindparam, exists, func, literal_column, select, union_all
 from sqlalchemy.orm import Session, aliased
 
 from inventory_ai.models import Material, MaterialSearchTerm, StockLevel
@@ -230,7 +230,14 @@ def search_materials(
     wanted = offset + limit
     ids: list[int] = []
     seen: set[int] = set()
-    params = {"code": text.upper(), "text": text, "text_high": text + HIGH}
+    read_cap = count_cap + 1 if _exact_driver(tokens) else 2 * (count_cap + 1)
+    params = {
+        "code": text.upper(),
+        "text": text,
+        "text_high": text + HIGH,
+        "wanted": wanted,
+        "read_cap": read_cap,
+    }
     if filters.category_id is not None:
         params["category_id"] = filters.category_id
     if filters.warehouse_id is not None:
@@ -244,15 +251,13 @@ def search_materials(
         None
         if filters.sites is None
         else (None if filters.sites.ids is None else tuple(sorted(filters.sites.ids))),
-        wanted,
-        count_cap,
         chinese := CJK_RUN.search(text) is not None,
     )
     built = _BUILT.get(shape)
     if built is None:
         if len(_BUILT) >= 512:  # shapes are few; this only bounds a pathological caller
             _BUILT.clear()
-        built = _BUILT[shape] = _statements(bound, _bound_conditions(filters), wanted, count_cap, chinese)
+        built = _BUILT[shape] = _statements(bound, _bound_conditions(filters), chinese)
     first, later, named = built
     counted = _ranked_ids(session, first, params, wanted, ids, seen)
     # 6. synonyms  7. spec / category / supplier  8. each token in one or the other (as the total
@@ -271,7 +276,6 @@ def search_materials(
         return SearchPage([found[i] for i in page if i in found], total, False, offset, limit)
 
     _, _, read, distinct = counted
-    read_cap = count_cap + 1 if _exact_driver(tokens) else 2 * (count_cap + 1)
     total = distinct if read < read_cap else max(distinct, count_cap + 1)
     page_ids = ids[offset:wanted]
     by_id = {m.id: m for m in session.scalars(_PAGE, {"ids": page_ids})} if page_ids else {}
@@ -303,9 +307,16 @@ def _bound_conditions(filters: SearchFilters) -> list:
     return conditions
 
 
-def _statements(tokens: list, conditions: list, wanted: int, count_cap: int, chinese: bool) -> tuple:
+# A page's size and the total's cap are bind parameters like the terms (a LIMIT is one on both
+# databases anyway): one built statement serves every page size.
+_WANTED = bindparam("wanted", type_=Integer)
+_READ_CAP = bindparam("read_cap", type_=Integer)
+
+
+def _statements(tokens: list, conditions: list, chinese: bool) -> tuple:
     """The ranking's statements for one shape of query: tiers 1-5 with the capped total, 6-7, and 8
     (None when it cannot add anything)."""
+    wanted = _WANTED
 
     def postings_tier(number: int, fields: tuple[int, ...]):
         stmt, driver, order, exact = _postings(tokens, fields)
@@ -337,7 +348,7 @@ def _statements(tokens: list, conditions: list, wanted: int, count_cap: int, chi
         )
         first.append(_tier(number, ranged, name, limit=wanted))
     first.append(postings_tier(5, (NAME,)))  # 5. name contains every token
-    first = union_all(*first, _capped_total(tokens, conditions, count_cap))
+    first = union_all(*first, _capped_total(tokens, conditions))
     later = union_all(postings_tier(6, (SYNONYM,)), postings_tier(7, (DETAIL,)))
     # One term alone is in one field or another: tier 8 finds nothing tiers 5-7 did not.
     single_term = len(tokens) == 1 and len(tokens[0].exact) + (tokens[0].prefix is not None) == 1
@@ -348,7 +359,7 @@ def _exact_driver(tokens: list[Token]) -> bool:
     return any(t.exact for t in tokens)
 
 
-def _capped_total(tokens: list[Token], conditions: list, count_cap: int):
+def _capped_total(tokens: list[Token], conditions: list):
     """The total, capped, as a row (COUNTED, '', postings read, distinct materials among them).
 
     Read the postings in index order and stop: an exact term holds a material once (the index
@@ -357,13 +368,12 @@ def _capped_total(tokens: list[Token], conditions: list, count_cap: int):
     the distinct materials counted (a full read then means "at least"). Ordering by the index's
     own columns makes both databases scan it and stop at the LIMIT: without it PostgreSQL chose a
     bitmap of every posting of a single character (0.8-1.0 s for 面 at 1,000,000 materials)."""
-    stmt, driver, _, exact = _postings(tokens, NAMED)
-    read_cap = count_cap + 1 if exact else 2 * (count_cap + 1)
+    stmt, driver, _, _exact = _postings(tokens, NAMED)
     postings = (
         stmt.join(Material, Material.id == driver.material_id)
         .where(*conditions)
         .order_by(driver.term, driver.field, driver.material_id)
-        .limit(read_cap)
+        .limit(_READ_CAP)  # COUNT_CAP + 1 postings for an exact term, twice that for a prefix
         .subquery()
     )
     return select(
