@@ -121,10 +121,15 @@ def _postings(tokens: list[Token], fields: tuple[int, ...]):
     )
     for token, term in others:
         probe = aliased(MaterialSearchTerm)
+        # A probe names its fields one by one: with `field IN (...)` an exact term's probe is an
+        # index seek on (term, field, material_id) per field, where the range `field < DESCRIPTION`
+        # stops the seek at `field` and reads every posting of the term for each driver row (明 by
+        # 天 at 100,000 materials: 10,000 × 5,500 rows, seconds). The same fields either way.
+        probe_fields = probe.field == fields[0] if len(fields) == 1 else probe.field.in_(fields)
         stmt = stmt.where(
             exists().where(
                 probe.material_id == driver.material_id,
-                _in_fields(probe, fields),
+                probe_fields,
                 _condition(probe, token, term),
             )
         )
