@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from flask import current_app, has_app_context
 from pypinyin import lazy_pinyin
-from sqlalchemy import String, bindparam, event, exists, select, text, union_all
+from sqlalchemy import Integer, String, bindparam, event, exists, select, text, union_all
 from sqlalchemy.orm import Session
 
 from inventory_ai.change_markers import ChangeMarker
@@ -231,18 +231,8 @@ class CatalogueView:
         term of the index), where no other name sounds the same."""
         if not sounds:
             return {}
-        stmt = (
-            select(MaterialSearchTerm.term, Material.name_zh)
-            .join(Material, Material.id == MaterialSearchTerm.material_id)
-            .where(
-                MaterialSearchTerm.term.in_(sounds),
-                MaterialSearchTerm.field == NAME,
-                Material.active.is_(True),
-            )
-            .limit(40 * len(sounds))
-        )
         names: dict[str, set[str]] = {}
-        for sound, name in self._session.execute(stmt):
+        for sound, name in self._session.execute(_SOUNDING, {"sounds": sounds, "most": 40 * len(sounds)}):
             if len(name) >= 3 and "".join(lazy_pinyin(name, errors="ignore")) == sound:
                 names.setdefault(sound, set()).add(name)
         return {sound: next(iter(found)) for sound, found in names.items() if len(found) == 1}
@@ -311,6 +301,12 @@ _NAMED_AS = select(Material).where(
 _BEGINS_NOT_DESCRIBED = select(_TERM).where(_TERM >= _LO, _TERM < _HI).where(_FIELD != DESCRIPTION).limit(1)
 _A_NAMES_WORD = select(_TERM).where(_TERM == _WORD, _FIELD.in_(_NAMED)).limit(1)
 _BEGINS_A_NAMES_WORD = select(_TERM).where(_TERM >= _LO, _TERM < _HI).where(_FIELD.in_(_NAMED)).limit(1)
+_SOUNDING = (
+    select(_TERM, Material.name_zh)
+    .join(Material, Material.id == MaterialSearchTerm.material_id)
+    .where(_TERM.in_(bindparam("sounds", expanding=True)), _FIELD == NAME, Material.active.is_(True))
+    .limit(bindparam("most", type_=Integer))
+)
 _STATEMENTS: dict[tuple, object] = {}
 
 
