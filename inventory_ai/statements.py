@@ -5,13 +5,17 @@ execution around them (no execution context, no result object, no compiled-cache
 For the loop's writes (database.insert_rows, assistant/answer_store.py): the same SQL and the same
 values SQLAlchemy would send, at a fraction of the Python (docs/benchmarks.md, the loop). Errors are
 SQLAlchemy's as Core raises them (IntegrityError, OperationalError …), and a connection the database
-dropped is invalidated as Core would. Listeners of the engine's `before_cursor_execute` are told of
-each statement (with no execution context; what they return is not used), so what counts or watches
-statements (the benchmarks, tests) sees these too; no other engine event fires.
+dropped is invalidated as Core would. Listeners of the engine's `before_cursor_execute` and
+`after_cursor_execute` are told of each statement, with a bare object for the execution context
+that they may put attributes on (OpenTelemetry's instrumentation keeps its span there: the
+statement is in the trace); what they return is not used. So what counts, watches or traces
+statements (the benchmarks, tests, traces) sees these too. After an error the `after` listeners
+are told as well, so a span opened for the statement ends; `handle_error` does not fire.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import exc
@@ -64,23 +68,20 @@ class Prepared:
         parameters = [_values(compiled, row) for row in rows]
         raw = connection.connection.dbapi_connection
         cursor = raw.cursor()
-        told = connection.dispatch.before_cursor_execute
         try:
             if returning:
                 returned = []
                 for values in parameters:
-                    for listener in told:
-                        listener(connection, cursor, compiled.sql, values, None, False)
-                    cursor.execute(compiled.sql, values)
+                    with _told(connection, cursor, compiled.sql, values, False):
+                        cursor.execute(compiled.sql, values)
                     returned.append(cursor.fetchone()[0])
                 return returned
-            for listener in told:
-                listener(connection, cursor, compiled.sql, parameters[0] if len(parameters) == 1 else parameters,
-                         None, len(parameters) > 1)  # fmt: skip
-            if len(parameters) == 1:
-                cursor.execute(compiled.sql, parameters[0])
-            else:
-                cursor.executemany(compiled.sql, parameters)
+            several = len(parameters) > 1
+            with _told(connection, cursor, compiled.sql, parameters if several else parameters[0], several):
+                if several:
+                    cursor.executemany(compiled.sql, parameters)
+                else:
+                    cursor.execute(compiled.sql, parameters[0])
             return cursor.rowcount
         except dialect.loaded_dbapi.Error as error:
             raise _wrapped(connection, raw, cursor, compiled.sql, parameters, error) from error
@@ -93,13 +94,34 @@ def send(connection: Connection, sql: str) -> None:
     raw = connection.connection.dbapi_connection
     cursor = raw.cursor()
     try:
-        for listener in connection.dispatch.before_cursor_execute:
-            listener(connection, cursor, sql, (), None, False)
-        cursor.execute(sql)
+        with _told(connection, cursor, sql, (), False):
+            cursor.execute(sql)
     except connection.dialect.loaded_dbapi.Error as error:
         raise _wrapped(connection, raw, cursor, sql, (), error) from error
     finally:
         cursor.close()
+
+
+class _Context:
+    """Stands for the execution context Core would pass: listeners may keep attributes on it."""
+
+
+@contextmanager
+def _told(connection: Connection, cursor, sql: str, parameters, several: bool):
+    """The engine's cursor listeners told of one statement, before it and after it (also after an
+    error, so what they opened closes); nothing is built when none listens."""
+    dispatch = connection.dispatch
+    if not (dispatch.before_cursor_execute or dispatch.after_cursor_execute):
+        yield
+        return
+    context = _Context()
+    for listener in dispatch.before_cursor_execute:
+        listener(connection, cursor, sql, parameters, context, several)
+    try:
+        yield
+    finally:
+        for listener in dispatch.after_cursor_execute:
+            listener(connection, cursor, sql, parameters, context, several)
 
 
 def _values(compiled: _Compiled, row: dict):
