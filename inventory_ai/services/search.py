@@ -197,8 +197,8 @@ COUNTED = 99  # the row of _ranked_ids' statement that carries the capped total
 class _LevelsWithStock(TableClause):
     """stock_levels read through ix_stock_levels_in_stock, named (SQLite's INDEXED BY). Left to
     itself SQLite probes the unique (material_id, warehouse_id) index and reads each level's row
-    for its quantity; the partial index answers from itself (the capped count of "butter" in stock
-    at 1,000,000 materials: 2-3 ms instead of 4-30 ms)."""
+    for its quantity; the partial index answers from itself (in-stock capped counts of four
+    prefixes at 1,000,000 materials: 2.2-3.3 ms instead of 6-30 ms)."""
 
     inherit_cache = True
 
