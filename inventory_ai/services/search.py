@@ -179,9 +179,10 @@ def _tier(number: int, stmt, key_text=None, key_int=None, material_id=Material.i
 
 def _ranked_ids(session: Session, stmt, params: dict, wanted: int, ids: list[int], seen: set[int]):
     """Run one built statement of tiers and append their new ids in rank order until `wanted`;
-    the row of the capped total (tier COUNTED), when the statement has one, is returned."""
+    the row of the capped total (tier COUNTED, the one with most postings read), when the
+    statement has one, is returned."""
     rows = session.execute(stmt, params).all()
-    counted = next((r for r in rows if r[0] == COUNTED), None)
+    counted = max((r for r in rows if r[0] == COUNTED), key=lambda r: r[2], default=None)
     for _, _, _, mid in sorted((r for r in rows if r[0] != COUNTED), key=lambda r: (r[0], r[1], r[2], r[3])):
         if len(ids) >= wanted:
             break
@@ -382,7 +383,7 @@ def _statements(
         )
         first.append(_tier(number, ranged, name, limit=wanted))
     first.append(postings_tier(5, (NAME,)))  # 5. name contains every token
-    first = union_all(*first, _capped_total(tokens, filters, count_cap, sqlite))
+    first = union_all(*first, *_capped_total(tokens, filters, count_cap, sqlite))
     later = union_all(postings_tier(6, (SYNONYM,)), postings_tier(7, (DETAIL,)))
     # One term alone is in one field or another: tier 8 finds nothing tiers 5-7 did not.
     single_term = len(tokens) == 1 and len(tokens[0].exact) + (tokens[0].prefix is not None) == 1
@@ -402,21 +403,29 @@ def _capped_total(tokens: list[Token], filters: SearchFilters, count_cap: int, s
     the distinct materials counted (a full read then means "at least"). Ordering by the index's
     own columns makes both databases scan it and stop at the LIMIT: without it PostgreSQL chose a
     bitmap of every posting of a single character (0.8-1.0 s for 面 at 1,000,000 materials).
-    Unfiltered, it reads the term index alone: no material's row (postings are of active ones)."""
+    Unfiltered, it reads the term index alone: no material's row (postings are of active ones).
+
+    Rows of tier COUNTED to put in the tiers' UNION ALL (the one with most postings read counts)."""
     stmt, driver, _, exact = _postings(tokens, NAMED)
-    read_cap = count_cap + 1 if exact else 2 * (count_cap + 1)
-    postings = (
-        _narrowed(stmt, driver, filters, sqlite)
-        .order_by(driver.term, driver.field, driver.material_id)
-        .limit(read_cap)
-        .subquery()
+    ordered = _narrowed(stmt, driver, filters, sqlite).order_by(driver.term, driver.field, driver.material_id)
+    tier = (literal_column(str(COUNTED)), literal_column("''"))
+
+    def counted(rows):
+        return select(*tier, func.count(), func.count(func.distinct(rows.c.material_id)))
+
+    if exact:
+        return (counted(ordered.limit(count_cap + 1).subquery()),)
+    # A prefix: when its first COUNT_CAP + 1 postings are as many materials (the usual case: the
+    # range's first term alone has them), the total is over the cap whatever twice that many
+    # would add, and that longer read is not made: its condition, the first read's count, is
+    # checked once before it reads a row. For an in-stock count that halves the stock probes.
+    first = counted(ordered.limit(count_cap + 1).subquery()).cte("first_postings")
+    read, distinct = first.c[2], first.c[3]
+    over = select(*tier, read, distinct).where(distinct > count_cap)
+    longer = counted(ordered.limit(2 * (count_cap + 1)).subquery()).where(
+        select(distinct).scalar_subquery() <= count_cap
     )
-    return select(
-        literal_column(str(COUNTED)),
-        literal_column("''"),
-        func.count(),
-        func.count(func.distinct(postings.c.material_id)),
-    )
+    return over, longer
 
 
 def _listed(session: Session, conditions: list, limit: int, offset: int) -> SearchPage:
