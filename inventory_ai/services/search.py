@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import String, and_, bindparam, column, exists, func, literal_column, select, union_all
+from sqlalchemy import String, and_, bindparam, case, column, exists, func, literal_column, select, union_all
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.sql.expression import TableClause
@@ -417,15 +417,14 @@ def _capped_total(tokens: list[Token], filters: SearchFilters, count_cap: int, s
         return (counted(ordered.limit(count_cap + 1).subquery()),)
     # A prefix: when its first COUNT_CAP + 1 postings are as many materials (the usual case: the
     # range's first term alone has them), the total is over the cap whatever twice that many
-    # would add, and that longer read is not made: its condition, the first read's count, is
-    # checked once before it reads a row. For an in-stock count that halves the stock probes.
+    # would add, and that longer read is not made: its LIMIT, worked out once before it reads a
+    # row, is then 0 (a WHERE on the first read's count did not stop SQLite reading). For an
+    # in-stock count that halves the stock probes.
     first = counted(ordered.limit(count_cap + 1).subquery()).cte("first_postings")
     read, distinct = first.c[2], first.c[3]
     over = select(*tier, read, distinct).where(distinct > count_cap)
-    longer = counted(ordered.limit(2 * (count_cap + 1)).subquery()).where(
-        select(distinct).scalar_subquery() <= count_cap
-    )
-    return over, longer
+    needed = case((select(distinct).scalar_subquery() > count_cap, 0), else_=2 * (count_cap + 1))
+    return over, counted(ordered.limit(needed).subquery())
 
 
 def _listed(session: Session, conditions: list, limit: int, offset: int) -> SearchPage:
