@@ -177,3 +177,28 @@ def test_a_short_page_is_the_start_of_a_longer_one(session, query):
     longer = codes(search_materials(session, query, limit=10))
     assert codes(search_materials(session, query, limit=4)) == longer[:4]
     assert codes(search_materials(session, query, limit=4, offset=4)) == longer[4:8]
+
+
+@pytest.mark.parametrize("prefix", ["m", "mian", "fen", "t", "b", "choc"])
+def test_a_prefixs_capped_total_follows_its_rule_at_every_cap(session, prefix):
+    # The rule (search._capped_total): the distinct materials among the first 2 x (cap + 1)
+    # postings of the prefix in index order; "more than the cap" when that many were read. The
+    # search stops after cap + 1 postings when they are as many materials: the same answer.
+    rows = (
+        session.execute(
+            select(MaterialSearchTerm.material_id)
+            .where(
+                MaterialSearchTerm.term >= prefix,
+                MaterialSearchTerm.term < prefix + "\uffff",
+                MaterialSearchTerm.field < 3,
+            )
+            .order_by(MaterialSearchTerm.term, MaterialSearchTerm.field, MaterialSearchTerm.material_id)
+        )
+        .scalars()
+        .all()
+    )
+    for cap in range(1, 40):
+        read = rows[: 2 * (cap + 1)]
+        total = len(set(read)) if len(read) < 2 * (cap + 1) else max(len(set(read)), cap + 1)
+        page = search_materials(session, prefix, limit=5, described=False, count_cap=cap)
+        assert (page.total, page.total_capped) == (min(total, cap), total > cap), cap
