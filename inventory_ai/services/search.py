@@ -20,19 +20,17 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
-    column,
     exists,
     func,
     literal_column,
     select,
     union_all,
 )
-from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session, aliased
-from sqlalchemy.sql.expression import TableClause
 
-from inventory_ai.models import Material, MaterialSearchTerm, StockLevel
+from inventory_ai.models import Material, MaterialSearchTerm
 from inventory_ai.services.search_described import described_materials
+from inventory_ai.services.search_filters import SearchFilters, filter_conditions, narrowed
 from inventory_ai.services.search_index import (
     COUNT_CAP,
     DESCRIPTION,
@@ -45,18 +43,7 @@ from inventory_ai.services.search_index import (
     normalise,
     parse_query,
 )
-from inventory_ai.services.sites import Sites
 from inventory_ai.text import CJK_RUN
-
-
-@dataclass
-class SearchFilters:
-    category_id: int | None = None
-    warehouse_id: int | None = None
-    in_stock: bool = False
-    # The searcher's warehouses (services/sites.py): the catalogue is everyone's, but a stock
-    # filter (warehouse_id, in_stock) looks only at stock held there, and needs them said.
-    sites: Sites | None = None
 
 
 @dataclass
@@ -212,72 +199,6 @@ def _ranked_ids(session: Session, stmt, params: dict, wanted: int, ids: list[int
 COUNTED = 99  # the row of _ranked_ids' statement that carries the capped total
 
 
-class _LevelsWithStock(TableClause):
-    """stock_levels read through ix_stock_levels_in_stock, named (SQLite's INDEXED BY). Left to
-    itself SQLite probes the unique (material_id, warehouse_id) index and reads each level's row
-    for its quantity; the partial index answers from itself (in-stock capped counts of four
-    prefixes at 1,000,000 materials: 2.2-3.3 ms instead of 6-30 ms)."""
-
-    inherit_cache = True
-
-
-@compiles(_LevelsWithStock)
-def _levels_with_stock(element, compiler, asfrom=False, **kw):
-    return "stock_levels AS in_stock INDEXED BY ix_stock_levels_in_stock" if asfrom else "in_stock"
-
-
-_IN_STOCK_SQLITE = _LevelsWithStock(
-    "in_stock", column("material_id"), column("warehouse_id"), column("quantity")
-)
-
-
-def _stock_probe(filters: SearchFilters, material_id, bound: bool, sqlite: bool = False):
-    """A level of the material in the searcher's warehouses (the one asked for), with stock when
-    in_stock: a probe of ix_stock_levels_in_stock alone (`quantity > 0` with a literal 0: a
-    partial index serves only a query that repeats its condition)."""
-    wanted = bindparam("warehouse_id") if bound else filters.warehouse_id
-    if filters.in_stock and sqlite:
-        levels = _IN_STOCK_SQLITE.c
-        level = [levels.material_id == material_id, filters.sites.where(levels.warehouse_id)]
-        if filters.warehouse_id is not None:
-            level.append(levels.warehouse_id == wanted)
-        level.append(levels.quantity > literal_column("0"))
-        return exists().where(and_(*level))
-    level = [StockLevel.material_id == material_id, filters.sites.where(StockLevel.warehouse_id)]
-    if filters.warehouse_id is not None:
-        level.append(StockLevel.warehouse_id == wanted)
-    if filters.in_stock:
-        level.append(StockLevel.quantity > literal_column("0"))
-    return exists().where(and_(*level))
-
-
-def _filter_conditions(filters: SearchFilters, bound: bool = False, sqlite: bool = False) -> list:
-    """The filters on a material's row (and its active flag); with `bound` the category and
-    warehouse are bind parameters (a statement built once per shape)."""
-    conditions = [Material.active.is_(True)]
-    if filters.category_id is not None:
-        conditions.append(
-            Material.category_id == (bindparam("category_id") if bound else filters.category_id)
-        )
-    if filters.warehouse_id is not None or filters.in_stock:
-        if filters.sites is None:
-            raise ValueError("a stock filter needs the searcher's sites (SearchFilters.sites)")
-        conditions.append(_stock_probe(filters, Material.id, bound, sqlite))
-    return conditions
-
-
-def _narrowed(stmt, driver, filters: SearchFilters, sqlite: bool):
-    """Postings kept by the filters. Every posting is of an active material (migration 0022), so
-    the material's row is read only for a category; the stock probe goes by the posting's id."""
-    if filters.category_id is not None:
-        stmt = stmt.join(Material, Material.id == driver.material_id).where(
-            Material.category_id == bindparam("category_id")
-        )
-    if filters.warehouse_id is not None or filters.in_stock:
-        stmt = stmt.where(_stock_probe(filters, driver.material_id, True, sqlite))
-    return stmt
-
-
 def search_materials(
     session: Session,
     query: str,
@@ -296,7 +217,7 @@ def search_materials(
     filters = filters or SearchFilters()
     tokens = parse_query(query)
     text = normalise(query)
-    conditions = _filter_conditions(filters)
+    conditions = filter_conditions(filters)
     if not tokens and (filters.category_id is not None or filters.warehouse_id is not None):
         return _listed(session, conditions, limit, offset)  # what a category or warehouse holds
     if not tokens:
@@ -381,11 +302,11 @@ def _statements(tokens: list, filters: SearchFilters, chinese: bool, sqlite: boo
     """The ranking's statements for one shape of query: tiers 1-5 with the capped total, 6-7, and 8
     (None when it cannot add anything)."""
     wanted = _WANTED
-    conditions = _filter_conditions(filters, True, sqlite)
+    conditions = filter_conditions(filters, True, sqlite)
 
     def postings_tier(number: int, fields: tuple[int, ...]):
         stmt, driver, order, exact = _postings(tokens, fields)
-        stmt = _narrowed(stmt, driver, filters, sqlite).order_by(*order)
+        stmt = narrowed(stmt, driver, filters, sqlite).order_by(*order)
         if exact:  # (field, material_id) within one term: the material id orders it
             return _tier(number, stmt, material_id=driver.material_id, limit=wanted)
         return _tier(number, stmt, driver.term, driver.field, driver.material_id, limit=wanted)
@@ -437,7 +358,7 @@ def _capped_total(tokens: list[Token], filters: SearchFilters, sqlite: bool):
 
     Rows of tier COUNTED to put in the tiers' UNION ALL (the one with most postings read counts)."""
     stmt, driver, _, exact = _postings(tokens, NAMED)
-    ordered = _narrowed(stmt, driver, filters, sqlite).order_by(driver.term, driver.field, driver.material_id)
+    ordered = narrowed(stmt, driver, filters, sqlite).order_by(driver.term, driver.field, driver.material_id)
     tier = (literal_column(str(COUNTED)), literal_column("''"))
 
     def counted(rows):
