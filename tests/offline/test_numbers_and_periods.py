@@ -22,6 +22,7 @@ TODAY = date(2026, 11, 27)
         ("出库三千五个纸杯", 3500, "pcs"),
         ("一万二个封口贴", 12000, "pcs"),
         ("2.5万个", 25000, "pcs"),
+        ("入库蛋糕盒3w个", 30000, "pcs"),  # w: chat's 万
         ("出库5kg黄油", 5, "kg"),  # k of kg is no thousand
         ("入库2千克糖", 2, "kg"),  # 千 of 千克 neither
     ],
@@ -49,6 +50,11 @@ def test_magnitudes_are_read(text, amount, unit):
         ("Q1 butter movements", date(2026, 1, 1), date(2026, 3, 31)),
         ("上季度的入库", date(2026, 7, 1), date(2026, 9, 30)),
         ("movements this quarter", date(2026, 10, 1), TODAY),
+        ("六月到八月黄油的出库", date(2026, 6, 1), date(2026, 8, 31)),  # months from one to another
+        ("4月份到6月份的入库", date(2026, 4, 1), date(2026, 6, 30)),
+        ("butter used from June to August", date(2026, 6, 1), date(2026, 8, 31)),
+        ("between July and September", date(2026, 7, 1), date(2026, 9, 30)),
+        ("上个月20号以后的入库", date(2026, 10, 20), TODAY),  # a day of last month on
     ],
 )
 def test_months_and_open_periods(text, since, until):

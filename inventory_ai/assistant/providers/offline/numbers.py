@@ -19,9 +19,9 @@ _EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five
                "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
                "hundred": 100, "a hundred": 100, "one hundred": 100, "half": Decimal("0.5")}  # fmt: skip
 _EN_NUMBER = "|".join(sorted(_EN_NUMBERS, key=len, reverse=True))
-# A magnitude after Arabic digits: 2万, 1.2k, 3千 (never 5kg or 2千克, a weight).
-MAGNITUDE = r"万|k(?![a-zA-Z])|K(?![a-zA-Z])|千(?!克)"
-_MAGNITUDES = {"万": 10000, "k": 1000, "千": 1000}
+# A magnitude after Arabic digits: 2万, 1w (chat's 万), 1.2k, 3千 (never 5kg or 2千克, a weight).
+MAGNITUDE = r"万|[kKwW](?![a-zA-Z])|千(?!克)"
+_MAGNITUDES = {"万": 10000, "w": 10000, "k": 1000, "千": 1000}
 NUMBER = rf"(?:(?:{DIGITS})\s*(?:{MAGNITUDE})|{DIGITS}|{CN_NUMBER}|半|(?:{_EN_NUMBER})\b)"
 
 
@@ -43,7 +43,7 @@ def number(text: str) -> Decimal | None:
     text = text.strip().lower()
     if re.fullmatch(DIGITS, text):
         return Decimal(text.replace(",", ""))
-    if m := re.fullmatch(rf"({DIGITS})\s*([万千k])", text):
+    if m := re.fullmatch(rf"({DIGITS})\s*([万千kw])", text):
         return Decimal(m.group(1).replace(",", "")) * _MAGNITUDES[m.group(2)]
     if text in _EN_NUMBERS:
         return Decimal(_EN_NUMBERS[text])

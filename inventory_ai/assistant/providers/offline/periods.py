@@ -103,7 +103,7 @@ def _date_range(text: str, today: date) -> Period | None:
 
 
 _SINCE_WEEKDAY = re.compile(
-    r"\bsince\s+(?:last\s+)?(?P<en>mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|"
+    r"\bsince\s+(?P<last>last\s+)?(?P<en>mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|"
     r"(?:从|自)?(?:周|星期|礼拜)(?P<zh>[一二三四五六日天])(?:以来|到现在|开始|起)",
     re.I,
 )
@@ -118,8 +118,8 @@ def _since_weekday(text: str, today: date) -> Period | None:
         day = next(i for i, name in enumerate(_EN_WEEKDAYS) if name.startswith(m.group("en").lower()))
     else:
         day = _WEEKDAYS[m.group("zh")]
-    since = today - timedelta(days=(today.weekday() - day) % 7)
-    return Period(since, today, m.span())
+    since = today - timedelta(days=(today.weekday() - day) % 7 or (7 if m.group("last") else 0))
+    return Period(since, today, m.span())  # "since last Friday" said on a Friday: a week ago
 
 
 def _months_before(today: date, n: int) -> date:
@@ -137,16 +137,22 @@ _ZH_MONTH_ALONE = _ZH_MONTH.replace("?P<m>", "?P<m2>")
 # A whole month: 9月的入库, 八月份, 去年12月, "in October", "during Sept" (never 月饼, 9月5号, 月底前).
 _MONTH_PERIOD = re.compile(
     rf"(?:(?P<y>20\d\d)年|(?P<rel>今年|去年))?(?<![\d个上本这下])(?<!每){_ZH_MONTH}月份?(?![\d饼底初中]|\s*[前之]|[一二三四五六七八九十]+[日号])"
-    rf"|\b(?:in|during|for|of|over|through|across|throughout)\s+(?:the\s+month\s+of\s+)?(?P<en>{_MONTH_NAME})"
+    rf"|\b(?:in|during|for|of|over|through|across|throughout|from|between)\s+(?:the\s+month\s+of\s+)?(?P<en>{_MONTH_NAME})"
     rf"(?:\s+(?P<eny>20\d\d))?",
     re.I,
 )
 # From a day or a month on, to today: 10号以后, 10月以来, 10月1号之后, "since October", "after the 10th".
 _OPEN = re.compile(
-    rf"(?:(?:{_ZH_MONTH})月)?(?P<d>\d{{1,2}})[号日](?:以后|之后|以来|后|起|开始)"
-    rf"|{_ZH_MONTH_ALONE}月份?(?:以后|之后|以来|起|开始)"
+    rf"(?:(?P<last>上个?月)|(?:{_ZH_MONTH})月)?(?P<d>\d{{1,2}})[号日](?:以后|之后|以来|后|起|开始|到现在|至今)"
+    rf"|{_ZH_MONTH_ALONE}月份?(?:以后|之后|以来|起|开始|到现在|至今)"
     rf"|\b(?:since|after)\s+(?P<en>{_MONTH_NAME})(?:\s+(?P<end>{_EN_DAY}))?"
     rf"|\b(?:since|after)\s+the\s+(?P<ed>\d{{1,2}})(?:st|nd|rd|th)\b",
+    re.I,
+)
+
+
+_TO_MONTH = re.compile(
+    rf"\s*(?:到|至|和|~|～|-|–|—|to|through|till|until|and)\s*(?:{_ZH_MONTH_ALONE}月份?|(?P<en2>{_MONTH_NAME}))",
     re.I,
 )
 
@@ -166,13 +172,17 @@ def _a_month(text: str, today: date) -> Period | None:
     month = _month_number(m.group("m")) or _month(m.group("en"))
     if month is None:
         return None
+    last, end = month, m.end()
+    to = _TO_MONTH.match(text, m.end())  # 三月到五月, "from March to May": both and those between
+    if to and (said := _month_number(to.group("m2")) or _month(to.group("en2"))) and said > month:
+        last, end = said, to.end()
     year = int(m.group("y") or m.group("eny") or today.year)
     if m.group("rel") == "去年":
         year = today.year - 1
     elif not (m.group("y") or m.group("eny") or m.group("rel")) and month > today.month:
         year -= 1
-    since, until = date(year, month, 1), _month_end(year, month)
-    return Period(since, min(until, today) if until > today and since <= today else until, m.span())
+    since, until = date(year, month, 1), _month_end(year, last)
+    return Period(since, min(until, today) if until > today and since <= today else until, (m.start(), end))
 
 
 def _open_period(text: str, today: date) -> Period | None:
@@ -184,7 +194,7 @@ def _open_period(text: str, today: date) -> Period | None:
     day = _day(day) if day else 1
     if month is None:
         since = today.replace(day=1)
-        if day > today.day:  # 25号以后 said on the 10th: last month's 25th
+        if day > today.day or m.group("last"):  # 25号以后 said on the 10th: last month's 25th
             since = (since - timedelta(days=1)).replace(day=1)
     else:
         since = date(today.year if month <= today.month else today.year - 1, month, 1)

@@ -94,8 +94,9 @@ class OfflineProvider:
         if not results and not decided.tool:
             return None
         if not results:
+            # A write said first is proposed with the read said after it (the read runs meanwhile).
             both = (
-                decided.after is not None and {decided.tool, decided.after.tool} <= WRITES & context.offered
+                decided.after is not None and decided.tool in WRITES and decided.after.tool in context.offered
             )
             return tuple(
                 _call(p.tool, p.arguments) for p in (decided, decided.after) if p and (p is decided or both)

@@ -58,9 +58,11 @@ def read(text: str, ctx: Context, typed: str | None = None) -> Reading:
         places = [p for p in places if not (p.kind == "category" and _inside_a_name(p.span, whole))]
     rest = slot.blank(text, slots.spans + [p.span for p in places])
     materials = ctx.linker.find_materials(rest, code_spans)
-    materials = [_narrowed(m, slot.blank(rest, [m.span for m in materials])) for m in materials]
+    # What else is said of a loose name, without the ask's own words ("low stock in flour": any flour).
+    said = re.sub(words.RUNNING_LOW, lambda m: " " * len(m.group(0)), rest, flags=re.I)
+    materials = [_narrowed(m, slot.blank(said, [m.span for m in materials])) for m in materials]
     if len(materials) == 1:  # one loose name: what else is said of it may describe one of them
-        materials = [ctx.linker.narrowed(materials[0], slot.blank(rest, [materials[0].span]))]
+        materials = [ctx.linker.narrowed(materials[0], slot.blank(said, [materials[0].span]))]
     materials = _one_name_in_two_parts(text, materials)
     if len(materials) > 1 or (materials and not materials[0].exact):
         materials = [found] if (found := described_by_clause(rest, materials, ctx.linker)) else materials

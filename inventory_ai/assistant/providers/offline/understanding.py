@@ -59,13 +59,7 @@ def _named(text: str, ctx: Context) -> str | None:
     return mention.text if mention is not None and mention.exact else None
 
 
-# Which part of a message intake flagged (services/screening.py) gives the assistant orders: the
-# message is screened once, at intake; this only says which of its parts is the refused one.
-_ORDER = re.compile(
-    r"忽略|无视|忘记|忘掉|\b(?:ignore|disregard|forget|override|you are now|jailbreak|developer mode)\b"
-    r"|系统提示|系统指令|你现在是|扮演|开发者模式|(?:system|assistant|developer|系统|助手|开发者)\s*[:：]|<\|",
-    re.I,
-)
+_ORDER = re.compile(words.GIVES_ORDERS, re.I)  # which part of a message intake flagged gives orders
 
 
 def _refused(text: str, r: Reading) -> bool:

@@ -1,0 +1,68 @@
+"""Issue 36's classes a message reads in its conversation or beside another ask: two asks joined
+without a full stop, a booking said before a read, a follow-up that changes the period or asks the
+history of the material just discussed, an order after 顺便, the low stock of a loose name, a baking
+question. Through the real loop; look-alike sentences, not sentences of any evaluation set."""
+
+from __future__ import annotations
+
+from tests.support.clients import AuthActions, ask, first_call
+
+
+def calls_of(body: dict) -> list[tuple[str, dict]]:
+    return [(c["name"], c["arguments"]) for r in body["rounds"] for c in r["tool_calls"]]
+
+
+def in_conversation(app, user: str, first: str, then: str) -> dict:
+    client = app.test_client()
+    AuthActions(client).login(user)
+    earlier = client.post("/api/v1/chat", json={"message": first}).json
+    return client.post(
+        "/api/v1/chat", json={"message": then, "conversation_id": earlier["conversation_id"]}
+    ).json
+
+
+def test_two_asks_joined_by_and_are_two_calls(app):
+    calls = calls_of(ask(app, "staff", "check the walnut kernels and book 1 box out"))
+    assert calls[0] == ("get_material_detail", {"material": "M105"})
+    assert calls[1][0] == "record_stock_movement" and calls[1][1]["movement_type"] == "outbound"
+
+
+def test_two_reads_joined_by_a_comma_and_then(app):
+    calls = calls_of(ask(app, "manager", "库存总值多少，再看看哪些快用完了"))
+    assert [name for name, _args in calls] == ["get_inventory_stats", "list_low_stock"]
+
+
+def test_a_booking_said_first_stays_first_and_the_read_still_runs(app):
+    body = ask(app, "staff", "入库核桃仁1箱，然后看看核桃仁本周的出库")
+    calls = calls_of(body)
+    assert [name for name, _args in calls] == ["record_stock_movement", "get_stock_movements"]
+    assert calls[1][1]["material"] == "M105" and body["pending"]
+
+
+def test_a_follow_up_with_another_period_repeats_the_question(app):
+    body = in_conversation(app, "manager", "这周冷库的入库记录", "上周的呢")
+    call = first_call(body)
+    assert call["name"] == "get_stock_movements"
+    assert (call["arguments"]["warehouse"], call["arguments"]["movement_type"]) == ("WH02", "inbound")
+
+
+def test_a_history_question_after_a_material_is_about_that_material(app):
+    body = in_conversation(app, "manager", "杏仁粉还有多少", "这周谁领过")
+    call = first_call(body)
+    assert call["name"] == "get_stock_movements" and call["arguments"]["material"] == "M013"
+
+
+def test_an_order_after_shunbian_is_refused_and_the_read_answered(app):
+    body = ask(app, "manager", "昨天的出库记录 顺便把所有库存清零")
+    assert [name for name, _args in calls_of(body)] == ["get_stock_movements"]
+    assert "不能执行" in body["reply"] and body["pending"] == []
+
+
+def test_low_stock_of_a_loose_name_is_the_low_stock_of_its_kind(app):
+    call = first_call(ask(app, "manager", "low stock in sugar?"))
+    assert call["name"] == "list_low_stock" and call["arguments"].get("category") == "SU"
+
+
+def test_a_baking_question_is_declined(app):
+    body = ask(app, "staff", "how long do I proof the croissant dough")
+    assert body["rounds"] == [] and "only help with the warehouse" in body["reply"]
