@@ -9,8 +9,9 @@ dropped is invalidated as Core would. Listeners of the engine's `before_cursor_e
 `after_cursor_execute` are told of each statement, with a bare object for the execution context
 that they may put attributes on (OpenTelemetry's instrumentation keeps its span there: the
 statement is in the trace); what they return is not used. So what counts, watches or traces
-statements (the benchmarks, tests, traces) sees these too. After an error the `after` listeners
-are told as well, so a span opened for the statement ends; `handle_error` does not fire.
+statements (the benchmarks, tests, traces) sees these too. After an error, as in Core, the
+`handle_error` listeners are told instead (a trace's span ends there as an error); with none, the
+`after` listeners are, so what they opened closes.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import exc
 from sqlalchemy.engine import Connection
+from sqlalchemy.engine.base import ExceptionContextImpl
 from sqlalchemy.orm import Session
 
 
@@ -108,10 +110,11 @@ class _Context:
 
 @contextmanager
 def _told(connection: Connection, cursor, sql: str, parameters, several: bool):
-    """The engine's cursor listeners told of one statement, before it and after it (also after an
-    error, so what they opened closes); nothing is built when none listens."""
+    """The engine's cursor listeners told of one statement, before it and after it (after an error,
+    its handle_error listeners); nothing is built when none listens."""
     dispatch = connection.dispatch
-    if not (dispatch.before_cursor_execute or dispatch.after_cursor_execute):
+    on_error = connection.dialect.dispatch.handle_error  # where Core keeps an engine's handle_error
+    if not (dispatch.before_cursor_execute or dispatch.after_cursor_execute or on_error):
         yield
         return
     context = _Context()
@@ -119,9 +122,27 @@ def _told(connection: Connection, cursor, sql: str, parameters, several: bool):
         listener(connection, cursor, sql, parameters, context, several)
     try:
         yield
-    finally:
-        for listener in dispatch.after_cursor_execute:
-            listener(connection, cursor, sql, parameters, context, several)
+    except Exception as error:
+        # As Core: a failed statement goes to `handle_error` (OpenTelemetry marks its span an
+        # error and ends it there), not to `after_cursor_execute`; what the listeners return is
+        # not used. Without a `handle_error` listener the after-listeners are told, so a span
+        # opened by one that has no error hook still ends.
+        if on_error:
+            told = ExceptionContextImpl(
+                error, None, connection.engine, connection.dialect, connection, cursor, sql,
+                parameters, context, False, True, False,
+            )  # fmt: skip
+            for listener in on_error:
+                listener(told)
+        else:
+            _after(dispatch, connection, cursor, sql, parameters, context, several)
+        raise
+    _after(dispatch, connection, cursor, sql, parameters, context, several)
+
+
+def _after(dispatch, connection, cursor, sql, parameters, context, several) -> None:
+    for listener in dispatch.after_cursor_execute:
+        listener(connection, cursor, sql, parameters, context, several)
 
 
 def _values(compiled: _Compiled, row: dict):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import and_, bindparam, column, exists, literal_column
+from sqlalchemy import and_, bindparam, column, exists, false, literal_column
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import TableClause
 
@@ -49,6 +49,10 @@ def _stock_probe(filters: SearchFilters, material_id, bound: bool, sqlite: bool 
     """A level of the material in the searcher's warehouses (the one asked for), with stock when
     in_stock: a probe of ix_stock_levels_in_stock alone (`quantity > 0` with a literal 0: a
     partial index serves only a query that repeats its condition)."""
+    if filters.sites.ids is not None and not filters.sites.ids:
+        # No warehouses at all: no level is theirs. Said outright, as the conditions would fold to
+        # FALSE and leave an EXISTS without a table, which SQLite refuses ("no tables specified").
+        return false()
     wanted = bindparam("warehouse_id") if bound else filters.warehouse_id
     if filters.in_stock and sqlite:
         levels = _IN_STOCK_SQLITE.c
