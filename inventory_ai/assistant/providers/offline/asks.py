@@ -136,7 +136,9 @@ def message(
             return leaned
     if len(parts(text)) == 2 and (both := two_asks(text, one, named, placed=placed)):
         return both
-    if len(parts(text)) == 1 and whole.tool != "search_materials":
+    if len(parts(text)) == 1 and whole.tool not in (None, "search_materials") and not whole.then:
         pairs = joined(text)
-        return next((both for pair in pairs if (both := two_asks(text, one, named, pair, placed))), whole)
+        both = next((both for pair in pairs if (both := two_asks(text, one, named, pair, placed))), whole)
+        kept = replace(whole, after=both.after)  # the same first call: the whole's reading of it
+        return kept if both.tool == whole.tool else both
     return whole
