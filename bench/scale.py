@@ -392,33 +392,36 @@ SCOPED_CASES = [
 
 
 def deep_pages(session, size: int) -> list[tuple[str, str, str]]:
-    """The middle of the materials and of the ledger, by offset (page n) and by cursor (`after`)."""
+    """The deepest page by number (pages by number end where the total stops counting: COUNT_CAP
+    rows) and the middle of the materials and of the ledger by cursor (`after`)."""
     from inventory_ai.api.admin.catalog import BY_CODE, LATEST_MOVEMENTS
+    from inventory_ai.api.admin.common import COUNT_CAP
     from inventory_ai.models import Material, StockMovement
 
-    page = size // 2 // 50 + 1
-    middle = session.scalar(select(Material).order_by(Material.code).offset((page - 1) * 50 - 1).limit(1))
+    deepest = min(COUNT_CAP, size) // 50  # the last page by number that starts within COUNT_CAP
+    middle_row = size // 2 - 1
+    middle = session.scalar(select(Material).order_by(Material.code).offset(middle_row).limit(1))
     moved = session.scalar(
         select(StockMovement)
         .order_by(StockMovement.created_at.desc(), StockMovement.id.desc())
-        .offset((page - 1) * 50 - 1)
+        .offset(middle_row)
         .limit(1)
     )
     return [
-        ("admin list", f"materials, page {page:,} (offset)", f"/api/v1/admin/materials?page={page}"),
+        ("admin list", f"materials, page {deepest:,} (offset)", f"/api/v1/admin/materials?page={deepest}"),
         (
             "admin list",
-            "materials, the same page by `after`",
+            f"materials, row {middle_row + 2:,} on by `after`",
             f"/api/v1/admin/materials?after={BY_CODE.cursor(middle)}",
         ),
         (
             "admin list",
-            f"stock movements, page {page:,} (offset)",
-            f"/api/v1/admin/stock/movements?page={page}",
+            f"stock movements, page {deepest:,} (offset)",
+            f"/api/v1/admin/stock/movements?page={deepest}",
         ),
         (
             "admin list",
-            "stock movements, the same page by `after`",
+            f"stock movements, row {middle_row + 2:,} on by `after`",
             f"/api/v1/admin/stock/movements?after={LATEST_MOVEMENTS.cursor(moved)}",
         ),
     ]

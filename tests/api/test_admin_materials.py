@@ -113,3 +113,20 @@ def test_csv_import_as_a_file_upload_and_bad_header(client, admin):
         "/api/v1/admin/materials/import", data=b"code,name\nM1,x\n", content_type="text/csv", headers=admin
     )
     assert header.status_code == 422 and "header" in header.json["error"]["message"]
+
+
+def test_pages_by_number_reach_as_far_as_the_total_counts_and_after_goes_beyond(client, admin, monkeypatch):
+    """A deep offset reads and skips every row before it (half a second at a million): a page by
+    number that starts past the counted rows is refused with the way on, and `after` reaches it."""
+    from inventory_ai.api.admin import common
+
+    monkeypatch.setattr(common, "COUNT_CAP", 6)
+    last_by_number = client.get("/api/v1/admin/materials?per_page=3&page=2", headers=admin)
+    assert last_by_number.status_code == 200 and len(last_by_number.json["items"]) == 3
+    beyond = client.get("/api/v1/admin/materials?per_page=3&page=3", headers=admin)
+    assert beyond.status_code == 422 and "`after`" in beyond.json["error"]["message"]
+    after = client.get(
+        f"/api/v1/admin/materials?per_page=3&after={last_by_number.json['next']}", headers=admin
+    )
+    assert after.status_code == 200 and len(after.json["items"]) == 3
+    assert after.json["items"][0]["code"] > last_by_number.json["items"][-1]["code"]
