@@ -27,11 +27,6 @@ def test_two_asks_joined_by_and_are_two_calls(app):
     assert calls[1][0] == "record_stock_movement" and calls[1][1]["movement_type"] == "outbound"
 
 
-def test_two_reads_joined_by_a_comma_and_then(app):
-    calls = calls_of(ask(app, "manager", "库存总值多少，再看看哪些快用完了"))
-    assert [name for name, _args in calls] == ["get_inventory_stats", "list_low_stock"]
-
-
 def test_a_booking_said_first_stays_first_and_the_read_still_runs(app):
     body = ask(app, "staff", "入库核桃仁1箱，然后看看核桃仁本周的出库")
     calls = calls_of(body)

@@ -163,8 +163,12 @@ def test_the_materials_of_a_kind_listed_is_a_filtered_search(app):
     assert call["name"] == "search_materials" and call["arguments"].get("category") == "DA"
 
 
-def test_two_reads_in_one_message_are_two_calls(app):
-    calls = calls_of(ask(app, "manager", "库存一共值多少钱？另外看看哪些快用完了"))
+@pytest.mark.parametrize(
+    "text", ["库存一共值多少钱？另外看看哪些快用完了", "库存总值多少，再看看哪些快用完了"]
+)
+def test_two_reads_in_one_message_are_two_calls(app, text):
+    """Said as two sentences, or joined by a comma and 再 without a full stop."""
+    calls = calls_of(ask(app, "manager", text))
     assert [name for name, _args in calls] == ["get_inventory_stats", "list_low_stock"]
 
 
