@@ -91,6 +91,25 @@ class Prepared:
             cursor.close()
 
 
+class BuiltOnce:
+    """Statements built once per shape of query (which terms, which filters), reused with new bind
+    parameters: building a statement and its cache key costs SQLAlchemy more CPU than SQLite spends
+    running it. No data is kept, only statements; services run in one process's threads."""
+
+    MOST = 512  # shapes are few; this only bounds a pathological caller
+
+    def __init__(self) -> None:
+        self._by_shape: dict[tuple, object] = {}
+
+    def get(self, shape: tuple, build):
+        built = self._by_shape.get(shape)
+        if built is None:
+            if len(self._by_shape) >= self.MOST:
+                self._by_shape.clear()
+            built = self._by_shape[shape] = build()
+        return built
+
+
 def send(connection: Connection, sql: str) -> None:
     """A statement without parameters (a BEGIN) through the DBAPI, told and wrapped as above."""
     raw = connection.connection.dbapi_connection

@@ -38,7 +38,17 @@ from inventory_ai.models import (
 )
 from inventory_ai.services import search, search_described
 from inventory_ai.services.catalogue_words import CatalogueWords, of_aliases
-from inventory_ai.services.search_index import DESCRIPTION, DETAIL, MAX_TERM, NAME, SYNONYM, normalise, stem
+from inventory_ai.services.search_index import (
+    DESCRIPTION,
+    DETAIL,
+    HIGH,
+    MAX_TERM,
+    NAME,
+    SYNONYM,
+    normalise,
+    stem,
+)
+from inventory_ai.statements import BuiltOnce
 
 DIRECTORY_SECONDS = 30.0  # another host's change is seen this late at most
 MARKER = "catalogue-changed"
@@ -178,7 +188,7 @@ class CatalogueView:
         for word in _words(phrase):
             prefix = stem(word)[:MAX_TERM]
             if prefix not in self._terms:
-                found = self._session.scalar(_BEGINS_NOT_DESCRIBED, {"lo": prefix, "hi": prefix + "\uffff"})
+                found = self._session.scalar(_BEGINS_NOT_DESCRIBED, {"lo": prefix, "hi": prefix + HIGH})
                 self._terms[prefix] = found is not None
             if not self._terms[prefix]:
                 return False
@@ -198,7 +208,7 @@ class CatalogueView:
         asked = sorted(t for t in terms if t not in known)
         for start in range(0, len(asked), 200):  # SQLite's compound-select limit is 500
             chunk = asked[start : start + 200]
-            stmt = _built(("having", len(chunk), fields), lambda: _having(len(chunk), fields))  # noqa: B023
+            stmt = _STATEMENTS.get(("having", len(chunk), fields), lambda: _having(len(chunk), fields))  # noqa: B023
             have = set(self._session.scalars(stmt, {f"t{i}": t for i, t in enumerate(chunk)}))
             known.update((t, t in have) for t in chunk)
         return {t for t in terms if known.get(t)}
@@ -209,7 +219,7 @@ class CatalogueView:
 
     def begins_a_word(self, start: str) -> bool:
         """Whether some term of a name begins with these letters."""
-        return self._session.scalar(_BEGINS_A_NAMES_WORD, {"lo": start, "hi": start + "\uffff"}) is not None
+        return self._session.scalar(_BEGINS_A_NAMES_WORD, {"lo": start, "hi": start + HIGH}) is not None
 
     def words_beginning(self, start: str, limit: int = 200) -> list[str]:
         """The distinct terms beginning with these letters, at most `limit`: a skip over the index
@@ -222,7 +232,7 @@ class CatalogueView:
                 " WHERE term > t.term AND term < :hi) FROM t WHERE t.term IS NOT NULL)"
                 " SELECT term FROM t WHERE term IS NOT NULL LIMIT :limit"
             ),
-            {"lo": start, "hi": start + "\uffff", "limit": limit},
+            {"lo": start, "hi": start + HIGH, "limit": limit},
         )
         return [r[0] for r in rows]
 
@@ -290,7 +300,7 @@ def _words(phrase: str) -> list[str]:
 
 # --- the lookups' statements, built once with bind parameters -------------------------------------
 # Building a statement and its cache key cost SQLAlchemy more CPU than SQLite spends running it; a
-# statement built once keeps its cache key (as services/search.py's _BUILT). No data is kept here.
+# statement built once keeps its cache key (statements.BuiltOnce). No data is kept here.
 
 _TERM, _FIELD = MaterialSearchTerm.term, MaterialSearchTerm.field
 _LO, _HI, _WORD = (bindparam(name, type_=String) for name in ("lo", "hi", "word"))
@@ -307,16 +317,7 @@ _SOUNDING = (
     .where(_TERM.in_(bindparam("sounds", expanding=True)), _FIELD == NAME, Material.active.is_(True))
     .limit(bindparam("most", type_=Integer))
 )
-_STATEMENTS: dict[tuple, object] = {}
-
-
-def _built(key: tuple, make):
-    stmt = _STATEMENTS.get(key)
-    if stmt is None:
-        if len(_STATEMENTS) >= 512:  # shapes are few; this only bounds a pathological caller
-            _STATEMENTS.clear()
-        stmt = _STATEMENTS[key] = make()
-    return stmt
+_STATEMENTS = BuiltOnce()  # the probes of several terms at once, by how many and which fields
 
 
 def _having(count: int, fields: tuple[int, ...]):

@@ -43,6 +43,7 @@ from inventory_ai.services.search_index import (
     normalise,
     parse_query,
 )
+from inventory_ai.statements import BuiltOnce
 from inventory_ai.text import CJK_RUN
 
 
@@ -251,12 +252,7 @@ def search_materials(
         chinese := CJK_RUN.search(text) is not None,
         sqlite := session.get_bind().dialect.name == "sqlite",
     )
-    built = _BUILT.get(shape)
-    if built is None:
-        if len(_BUILT) >= 512:  # shapes are few; this only bounds a pathological caller
-            _BUILT.clear()
-        built = _BUILT[shape] = _statements(bound, filters, chinese, sqlite)
-    first, later, named = built
+    first, later, named = _BUILT.get(shape, lambda: _statements(bound, filters, chinese, sqlite))
     counted = _ranked_ids(session, first, params, wanted, ids, seen)
     # 6. synonyms  7. spec / category / supplier  8. each token in one or the other (as the total
     # counts them): only while the page is not full, and 8 not for one term alone (below).
@@ -286,7 +282,7 @@ def search_materials(
     )
 
 
-_BUILT: dict[tuple, tuple] = {}  # query shape -> its statements (services run in one process's threads)
+_BUILT = BuiltOnce()  # query shape -> its statements
 _PAGE = select(Material).where(Material.id.in_(bindparam("ids", expanding=True)))
 
 

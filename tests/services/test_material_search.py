@@ -202,3 +202,19 @@ def test_a_prefixs_capped_total_follows_its_rule_at_every_cap(session, prefix):
         total = len(set(read)) if len(read) < 2 * (cap + 1) else max(len(set(read)), cap + 1)
         page = search_materials(session, prefix, limit=5, described=False, count_cap=cap)
         assert (page.total, page.total_capped) == (min(total, cap), total > cap), cap
+
+
+def test_a_query_shape_is_built_once_and_the_built_statements_stay_bounded(monkeypatch):
+    """Search and the catalogue port reuse a statement per shape of query (statements.BuiltOnce):
+    built at the first query of its shape, never again, and a caller with endless shapes does not
+    grow the cache without end."""
+    from inventory_ai.statements import BuiltOnce
+
+    built = BuiltOnce()
+    monkeypatch.setattr(BuiltOnce, "MOST", 3)
+    made = []
+    first = built.get(("flour",), lambda: made.append("flour") or object())
+    assert built.get(("flour",), lambda: made.append("again") or object()) is first
+    for shape in ("a", "b", "c", "d"):
+        built.get((shape,), lambda s=shape: made.append(s) or object())
+    assert made == ["flour", "a", "b", "c", "d"] and len(built._by_shape) <= 3
