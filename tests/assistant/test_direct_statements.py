@@ -95,3 +95,43 @@ def test_errors_are_sqlalchemys_and_listeners_see_the_statements(app):
             insert_rows(db.session, ChatMessage, [rows.question])
         db.session.rollback()
         assert db.session.get(ChatMessage, rows.question["id"]).content == "hello"
+
+
+def test_a_value_a_column_refuses_is_a_statement_error(app):
+    """As Core: a value the column's type cannot convert is SQLAlchemy's StatementError, naming the
+    statement, not a bare TypeError from the type's converter."""
+    with app.app_context():
+        user = user_named("staff")
+        conversation = answer_store.intake(user.id, "hello", "en", None).conversation
+        conversation |= {"created_at": "yesterday", "updated_at": utcnow()}  # not a datetime
+        begin_write(db.session)
+        with pytest.raises(exc.StatementError) as raised:
+            insert_rows(db.session, Conversation, [conversation])
+        db.session.rollback()
+        assert "INSERT INTO conversations" in str(raised.value)
+
+
+def test_a_dropped_connection_is_not_reused_nor_the_pools_older_ones(app):
+    """As Core on a disconnect: the failed connection is thrown away, and so are the idle ones the
+    pool opened before (a server restart drops them all): none of them is handed out again."""
+    with app.app_context():
+        user = user_named("staff")
+        db.session.commit()
+        idle = [db.engine.raw_connection() for _ in range(2)]
+        older = [c.dbapi_connection for c in idle]
+        for pooled in idle:
+            pooled.close()
+        conversation = answer_store.intake(user.id, "hello", "en", None).conversation
+        conversation |= {"created_at": utcnow(), "updated_at": utcnow()}
+        begin_write(db.session)
+        db.session.connection().connection.dbapi_connection.close()  # the database "drops" it
+        with pytest.raises(exc.DBAPIError) as raised:
+            insert_rows(db.session, Conversation, [conversation])
+        assert raised.value.connection_invalidated
+        db.session.rollback()
+        again = [db.engine.raw_connection() for _ in range(2)]
+        try:
+            assert not any(c.dbapi_connection is old for c in again for old in older)
+        finally:
+            for pooled in again:
+                pooled.close()
