@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine, exc
 from sqlalchemy.engine import Connection
-from sqlalchemy.pool import PoolProxiedConnection
 from sqlalchemy.engine.base import ExceptionContextImpl
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import PoolProxiedConnection
 
 
 @dataclass(frozen=True)
