@@ -16,10 +16,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, event, exc, inspect, text
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, configure_mappers, make_transient_to_detached, scoped_session
 from sqlalchemy.orm.attributes import instance_dict
 
-from inventory_ai.statements import Prepared, send
+from inventory_ai.statements import Direct, Prepared, send
 
 WRITE_LOCK_SECONDS = 15  # how long a write waits for a lock: SQLite's busy_timeout, PostgreSQL's lock_timeout
 
@@ -253,27 +254,32 @@ def install_sqlite_pragmas(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _begin(conn):
-        mode = conn.get_execution_options().get("sqlite_begin", "BEGIN")
-        dbapi_connection = conn.connection.dbapi_connection
-        took = False
-        if mode == "BEGIN IMMEDIATE" and isinstance(dbapi_connection, SQLiteConnection):
-            try:
-                took = turns.take(dbapi_connection)
-            except TurnNotHad:
-                # The write has waited its WRITE_LOCK_SECONDS: SQLite is asked once more without a
-                # second wait, and "database is locked" ends the request as a busy one (503).
-                dbapi_connection.execute("PRAGMA busy_timeout=0")
-                try:
-                    conn.exec_driver_sql(mode)
-                finally:
-                    dbapi_connection.execute(f"PRAGMA busy_timeout={WRITE_LOCK_SECONDS * 1000}")
-                return
+        _sqlite_begin(conn, conn.get_execution_options().get("sqlite_begin", "BEGIN"))
+
+
+def _sqlite_begin(conn: Connection | Direct, mode: str) -> None:
+    """BEGIN on SQLite; a BEGIN IMMEDIATE after this connection's writer's turn (WriterTurns)."""
+    dbapi_connection = conn.connection.dbapi_connection
+    turns = getattr(dbapi_connection, "turns", None)
+    took = False
+    if mode == "BEGIN IMMEDIATE" and turns is not None:
         try:
-            send(conn, mode)  # through the DBAPI: Core's execution around a BEGIN cost more than it
-        except BaseException:
-            if took:
-                turns.give_back(dbapi_connection)
-            raise
+            took = turns.take(dbapi_connection)
+        except TurnNotHad:
+            # The write has waited its WRITE_LOCK_SECONDS: SQLite is asked once more without a
+            # second wait, and "database is locked" ends the request as a busy one (503).
+            dbapi_connection.execute("PRAGMA busy_timeout=0")
+            try:
+                send(conn, mode)
+            finally:
+                dbapi_connection.execute(f"PRAGMA busy_timeout={WRITE_LOCK_SECONDS * 1000}")
+            return
+    try:
+        send(conn, mode)  # through the DBAPI: Core's execution around a BEGIN cost more than it
+    except BaseException:
+        if took:
+            turns.give_back(dbapi_connection)
+        raise
 
 
 @contextmanager
@@ -320,6 +326,32 @@ def begin_write(session: Session) -> None:
         session.commit()
     if session.get_bind().dialect.name == "sqlite":
         session.connection(execution_options={"sqlite_begin": "BEGIN IMMEDIATE"})
+
+
+@contextmanager
+def direct_write(session: Session) -> Iterator[Direct]:
+    """A write transaction on a pooled connection of its own, outside the session: for writes whose
+    rows nothing reads back through the session's transaction (the loop's round and ending). The
+    write lock from the start, as begin_write takes it; committed at the end of the block, rolled
+    back if it raises; the connection back in the pool either way. The session's own transaction
+    ends first: a thread holds one connection at a time. The Session's transaction around a write
+    (its connection, its commit) cost the loop more CPU than the statements (docs/benchmarks.md)."""
+    if in_transaction(session):
+        session.commit()
+    engine = session.get_bind()
+    pooled = engine.raw_connection()
+    try:
+        direct = Direct(engine, pooled)
+        if engine.dialect.name == "sqlite":
+            _sqlite_begin(direct, "BEGIN IMMEDIATE")
+        yield direct
+        pooled.commit()
+    except BaseException:
+        if pooled.is_valid:  # else its connection was dropped, and the transaction with it
+            pooled.rollback()
+        raise
+    finally:
+        pooled.close()
 
 
 @contextmanager
@@ -387,10 +419,11 @@ def filled(model: type, rows: list[dict]) -> list[dict]:
     return written
 
 
-def insert_rows(session: Session, model: type, rows: list[dict], with_ids: bool = False) -> list[dict]:
-    """Write rows of a model's table with one Core INSERT, in the session's transaction, and return
-    them as written (`filled`: filling a filled row again changes nothing), with `with_ids` an
-    autoincrement id from RETURNING.
+def insert_rows(where: Session | Direct, model: type, rows: list[dict], with_ids: bool = False) -> list[dict]:
+    """Write rows of a model's table with one Core INSERT, in the session's transaction (or a
+    direct_write's), and return them as written (`filled`: filling a filled row again changes
+    nothing), with `with_ids` an autoincrement id from RETURNING. Rows that bring their own
+    autoincrement id are written in a session only.
 
     The loop's hot path: per row, the unit of work's bookkeeping cost several times the write
     itself (docs/benchmarks.md, the loop)."""
@@ -401,15 +434,16 @@ def insert_rows(session: Session, model: type, rows: list[dict], with_ids: bool 
         # Straight through the DBAPI (statements.py); several rows with ids on PostgreSQL are one
         # statement through Core's batched RETURNING instead of a round trip each.
         if not (with_ids and t.direct_returning is not None):
-            t.direct.execute(session, values)
+            t.direct.execute(where, values)
             return written
-        if len(values) == 1 or session.get_bind().dialect.name == "sqlite":
+        direct = isinstance(where, Direct)  # no Core there: a RETURNING a row on PostgreSQL too
+        if len(values) == 1 or direct or where.get_bind().dialect.name == "sqlite":
             for row, new in zip(
-                written, t.direct_returning.execute(session, values, returning=True), strict=True
+                written, t.direct_returning.execute(where, values, returning=True), strict=True
             ):
                 row[t.generated] = new
             return written
-    connection = session.connection()  # Core on the session's connection: no ORM execution around it
+    connection = where.connection()  # Core on the session's connection: no ORM execution around it
     if with_ids and t.insert_returning is not None:
         for row, (new,) in zip(written, connection.execute(t.insert_returning, values).all(), strict=True):
             row[t.generated] = new
