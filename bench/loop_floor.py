@@ -25,6 +25,7 @@ from loop_overhead import Noop, measure
 from sqlalchemy import event
 
 from inventory_ai.assistant.extension import manager
+from inventory_ai.database import SQLiteConnection
 from inventory_ai.extensions import db
 from inventory_ai.models import User
 
@@ -40,16 +41,21 @@ def recorded_message(app, user) -> list[tuple | None]:
     def statement(_conn, _cursor, sql, parameters, _context, executemany):
         recorded.append((sql, parameters, executemany))
 
-    def commit(_conn):
+    # Commits as the DBAPI connection sees them: the loop commits some transactions through the
+    # Session (Core's commit event) and others on a pooled connection directly (database.direct_write).
+    committing = SQLiteConnection.commit
+
+    def commit(connection):
         recorded.append(None)
+        committing(connection)
 
     event.listen(db.engine, "before_cursor_execute", statement)
-    event.listen(db.engine, "commit", commit)
+    SQLiteConnection.commit = commit
     try:
         measure(app, user, "noop", {}, 1)
     finally:
         event.remove(db.engine, "before_cursor_execute", statement)
-        event.remove(db.engine, "commit", commit)
+        SQLiteConnection.commit = committing
     return recorded
 
 
