@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine, event, exc, inspect, text
 from sqlalchemy.engine import Connection
-from sqlalchemy.orm import Session, configure_mappers, make_transient_to_detached, scoped_session
-from sqlalchemy.orm.attributes import instance_dict
+from sqlalchemy.orm import Mapper, Session, configure_mappers, scoped_session
+from sqlalchemy.orm.attributes import instance_state
 
 from inventory_ai.statements import Direct, Prepared, send
 
@@ -375,6 +375,7 @@ class _Table:
     generated: str | None  # the autoincrement primary key's attribute, if any
     insert: object
     insert_returning: object | None
+    mapper: Mapper
     new_object: Callable[[], object]  # an instance with no attribute set, as a load makes one (no __init__)
     # Every column but the generated key, through the DBAPI (statements.py); with RETURNING it.
     direct: Prepared
@@ -395,7 +396,7 @@ def _table(model: type) -> _Table:
     written = [c.key for c in table.columns if not auto or c is not auto[0]]
     return _Table(
         keys, defaults, keys[auto[0]] if auto else None, table.insert(), returning,
-        mapper.class_manager.new_instance, Prepared(table.insert(), written),
+        mapper, mapper.class_manager.new_instance, Prepared(table.insert(), written),
         Prepared(table.insert().returning(auto[0]), written) if auto else None,
     )  # fmt: skip
 
@@ -452,20 +453,26 @@ def insert_rows(where: Session | Direct, model: type, rows: list[dict], with_ids
     return written
 
 
-def adopted(session: Session, model: type, rows: list[dict]) -> list:
+def adopted(session: Session | scoped_session, model: type, rows: list[dict]) -> list:
     """Rows already written (and committed, or in the session's transaction), as ORM objects the
     session holds as if it had loaded them: every attribute known, none read back. Relationships
     are not set: the caller sets a collection it needs with set_committed_value.
 
-    Made as a load makes them: the values put in the object's dict, not set one attribute at a time
-    through the constructor, whose change events and history the next step discards (half the cost
-    of an adopted row)."""
-    new_object = _table(model).new_object
+    Made and attached as a load makes and attaches them (sqlalchemy.orm.loading): the values put in
+    the object's dict, its identity key set, the object put in the session's identity map. Not
+    through the constructor and session.add: their change events, history and cascades, which the
+    next step discards, cost more than the write, and session.add opens a transaction in the
+    session (with nothing in it) that the loop then had to commit (docs/benchmarks.md, the loop)."""
+    session = session() if isinstance(session, scoped_session) else session
+    t = _table(model)
+    identity_map, session_id = session.identity_map, session.hash_key
     objects = []
     for row in rows:
-        obj = new_object()
-        instance_dict(obj).update(row)
-        make_transient_to_detached(obj)
-        session.add(obj)
+        obj = t.new_object()
+        state = instance_state(obj)
+        state.dict.update(row)
+        state.key = t.mapper._identity_key_from_state(state)
+        state.session_id = session_id
+        identity_map._add_unpresent(state, state.key)
         objects.append(obj)
     return objects

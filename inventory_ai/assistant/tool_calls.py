@@ -307,7 +307,8 @@ class CallRunner:
             try:
                 with watched:
                     value = p.tool.execute(p.arguments, ctx)
-                session.commit()
+                if session.in_transaction():  # else the tool used no database: nothing to commit
+                    session.commit()
                 outcome = self.result(value)
             except DeadlinePassed:  # its statement was stopped; the session is rolled back
                 log.warning("tool_timed_out", tool=p.call.name, timeout_seconds=p.tool.timeout_seconds)
