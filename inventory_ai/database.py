@@ -371,6 +371,8 @@ class _Table:
     """What insert_rows needs of a model, worked out once."""
 
     keys: dict  # column -> attribute name
+    attributes: tuple[str, ...]  # the attribute names, in the columns' order
+    renamed: bool  # whether some column's key is not its attribute's name
     defaults: dict  # attribute name -> Python default (a callable or a value)
     generated: str | None  # the autoincrement primary key's attribute, if any
     insert: object
@@ -395,7 +397,8 @@ def _table(model: type) -> _Table:
     returning = table.insert().returning(auto[0], sort_by_parameter_order=True) if auto else None
     written = [c.key for c in table.columns if not auto or c is not auto[0]]
     return _Table(
-        keys, defaults, keys[auto[0]] if auto else None, table.insert(), returning,
+        keys, tuple(keys.values()), any(c.key != k for c, k in keys.items()), defaults,
+        keys[auto[0]] if auto else None, table.insert(), returning,
         mapper, mapper.class_manager.new_instance, Prepared(table.insert(), written),
         Prepared(table.insert().returning(auto[0]), written) if auto else None,
     )  # fmt: skip
@@ -408,14 +411,12 @@ def filled(model: type, rows: list[dict]) -> list[dict]:
     t = _table(model)
     written = []
     for row in rows:
-        full = {}
-        for key in t.keys.values():
-            value = row.get(key)
-            if value is None and key in t.defaults:
-                default = t.defaults[key]
-                value = default.arg(None) if default.is_callable else default.arg
-            if value is not None or key != t.generated:
-                full[key] = value
+        full = {key: row.get(key) for key in t.attributes}
+        for key, default in t.defaults.items():
+            if full[key] is None:
+                full[key] = default.arg(None) if default.is_callable else default.arg
+        if t.generated is not None and full[t.generated] is None:
+            del full[t.generated]  # the database gives it
         written.append(full)
     return written
 
@@ -430,7 +431,9 @@ def insert_rows(where: Session | Direct, model: type, rows: list[dict], with_ids
     itself (docs/benchmarks.md, the loop)."""
     t = _table(model)
     written = filled(model, rows)
-    values = [{column.key: row[key] for column, key in t.keys.items() if key in row} for row in written]
+    values = written  # keyed as the statements' parameters are, by column key, unless renamed
+    if t.renamed:
+        values = [{column.key: row[key] for column, key in t.keys.items() if key in row} for row in written]
     if t.generated is None or all(t.generated not in row for row in written):
         # Straight through the DBAPI (statements.py); several rows with ids on PostgreSQL are one
         # statement through Core's batched RETURNING instead of a round trip each.
