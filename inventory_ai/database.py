@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, event, exc, inspect, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapper, Session, configure_mappers, scoped_session
-from sqlalchemy.orm.attributes import instance_state
+from sqlalchemy.orm.attributes import instance_state, set_committed_value
 
 from inventory_ai.statements import Direct, Prepared, send
 
@@ -479,3 +479,15 @@ def adopted(session: Session | scoped_session, model: type, rows: list[dict]) ->
         identity_map._add_unpresent(state, state.key)
         objects.append(obj)
     return objects
+
+
+def as_written(obj: object, values: dict) -> None:
+    """Column values just written by a statement of the caller's, put on the session's object as a
+    load leaves them: known, with nothing to write. Through set_committed_value only where the object
+    has changes still to flush (it keeps them apart); else straight into its dict, which costs less."""
+    state = instance_state(obj)
+    if state.modified:
+        for key, value in values.items():
+            set_committed_value(obj, key, value)
+    else:
+        state.dict.update(values)

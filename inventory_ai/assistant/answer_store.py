@@ -23,7 +23,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from inventory_ai.assistant.model_chain import ModelUsage
 from inventory_ai.assistant.tool_calls import MAX_ARGUMENT_CHARS, CallOutcome, PreparedCall
-from inventory_ai.database import adopted, filled, insert_rows
+from inventory_ai.database import adopted, as_written, filled, insert_rows
 from inventory_ai.models import (
     CallStatus,
     ChatMessage,
@@ -122,7 +122,7 @@ def adopt_intake(session: Session, rows: Intake, conversation: Conversation | No
         [conversation] = adopted(session, Conversation, [rows.conversation])
         set_committed_value(conversation, "messages", [])  # known empty: not asked for
     else:
-        set_committed_value(conversation, "updated_at", rows.question["created_at"])
+        as_written(conversation, {"updated_at": rows.question["created_at"]})
     question, answer = adopted(session, ChatMessage, [rows.question, rows.answer])
     set_committed_value(answer, "rounds", [])  # known empty: the loop does not ask the database
     for message in (question, answer):
@@ -197,8 +197,9 @@ def usage(
 
 def add_tokens(where: Session | Direct, message: ChatMessage, more_in: int, more_out: int) -> None:
     ADD_TOKENS.execute(where, [{"message": message.id, "more_in": more_in, "more_out": more_out}])
-    set_committed_value(message, "input_tokens", message.input_tokens + more_in)
-    set_committed_value(message, "output_tokens", message.output_tokens + more_out)
+    as_written(message, {
+        "input_tokens": message.input_tokens + more_in, "output_tokens": message.output_tokens + more_out,
+    })  # fmt: skip
 
 
 def ending(
@@ -215,9 +216,9 @@ def ending(
     if ended != 1:
         add_tokens(where, message, more_in, more_out)
         return False
-    for key, value in (("content", text), ("status", status), ("error_code", error_code),
-                       ("completed_at", ended_at), ("model", model),
-                       ("input_tokens", message.input_tokens + more_in),
-                       ("output_tokens", message.output_tokens + more_out)):  # fmt: skip
-        set_committed_value(message, key, value)  # as written: nothing to read back
+    as_written(message, {
+        "content": text, "status": status, "error_code": error_code, "completed_at": ended_at,
+        "model": model, "input_tokens": message.input_tokens + more_in,
+        "output_tokens": message.output_tokens + more_out,
+    })  # fmt: skip
     return True
