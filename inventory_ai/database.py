@@ -435,18 +435,14 @@ def insert_rows(where: Session | Direct, model: type, rows: list[dict], with_ids
     if t.renamed:
         values = [{column.key: row[key] for column, key in t.keys.items() if key in row} for row in written]
     if t.generated is None or all(t.generated not in row for row in written):
-        # Straight through the DBAPI (statements.py); several rows with ids on PostgreSQL are one
-        # statement through Core's batched RETURNING instead of a round trip each.
+        # Straight through the DBAPI (statements.py): several rows with ids on PostgreSQL in one
+        # round trip there too (psycopg's pipelined executemany), on SQLite a statement a row.
         if not (with_ids and t.direct_returning is not None):
             t.direct.execute(where, values)
             return written
-        direct = isinstance(where, Direct)  # no Core there: a RETURNING a row on PostgreSQL too
-        if len(values) == 1 or direct or where.get_bind().dialect.name == "sqlite":
-            for row, new in zip(
-                written, t.direct_returning.execute(where, values, returning=True), strict=True
-            ):
-                row[t.generated] = new
-            return written
+        for row, new in zip(written, t.direct_returning.execute(where, values, returning=True), strict=True):
+            row[t.generated] = new
+        return written
     connection = where.connection()  # Core on the session's connection: no ORM execution around it
     if with_ids and t.insert_returning is not None:
         for row, (new,) in zip(written, connection.execute(t.insert_returning, values).all(), strict=True):

@@ -76,9 +76,9 @@ class Prepared:
         return compiled
 
     def execute(self, where: Session | Direct, rows: list[dict], returning: bool = False) -> list | int:
-        """Send the statement once per row (one executemany for several without `returning`), in
-        the session's transaction or a direct one. Returns the first column of each row's
-        RETURNING, else the number of rows the statement matched."""
+        """Send the statement once per row (one executemany for several, with `returning` on
+        psycopg only), in the session's transaction or a direct one. Returns the first column of
+        each row's RETURNING, else the number of rows the statement matched."""
         connection = where if isinstance(where, Direct) else where.connection()
         dialect = connection.dialect
         compiled = self._for(dialect)
@@ -91,6 +91,14 @@ class Prepared:
         raw, cursor = connection.connection.dbapi_connection, None
         try:
             cursor = raw.cursor()  # on a connection the database dropped, this fails already
+            if returning and len(parameters) > 1 and dialect.driver == "psycopg":
+                # One round trip for all: psycopg pipelines them, a result set per row, in order.
+                with _told(connection, cursor, compiled.sql, parameters, True):
+                    cursor.executemany(compiled.sql, parameters, returning=True)
+                returned = [cursor.fetchone()[0]]
+                while cursor.nextset():
+                    returned.append(cursor.fetchone()[0])
+                return returned
             if returning:
                 returned = []
                 for values in parameters:

@@ -103,7 +103,7 @@ def test_a_value_a_column_refuses_is_a_statement_error(app):
     with app.app_context():
         user = user_named("staff")
         conversation = answer_store.intake(user.id, "hello", "en", None).conversation
-        conversation |= {"created_at": "yesterday", "updated_at": utcnow()}  # not a datetime
+        conversation |= {"created_at": "not a date", "updated_at": utcnow()}
         begin_write(db.session)
         with pytest.raises(exc.StatementError) as raised:
             insert_rows(db.session, Conversation, [conversation])
