@@ -17,7 +17,6 @@ statements (the benchmarks, tests, traces) sees these too. After an error, as in
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, exc
@@ -93,8 +92,7 @@ class Prepared:
             cursor = raw.cursor()  # on a connection the database dropped, this fails already
             if returning and len(parameters) > 1 and dialect.driver == "psycopg":
                 # One round trip for all: psycopg pipelines them, a result set per row, in order.
-                with _told(connection, cursor, compiled.sql, parameters, True):
-                    cursor.executemany(compiled.sql, parameters, returning=True)
+                _sent(connection, cursor, compiled.sql, parameters, True, returning=True)
                 returned = [cursor.fetchone()[0]]
                 while cursor.nextset():
                     returned.append(cursor.fetchone()[0])
@@ -102,16 +100,11 @@ class Prepared:
             if returning:
                 returned = []
                 for values in parameters:
-                    with _told(connection, cursor, compiled.sql, values, False):
-                        cursor.execute(compiled.sql, values)
+                    _sent(connection, cursor, compiled.sql, values, False)
                     returned.append(cursor.fetchone()[0])
                 return returned
             several = len(parameters) > 1
-            with _told(connection, cursor, compiled.sql, parameters if several else parameters[0], several):
-                if several:
-                    cursor.executemany(compiled.sql, parameters)
-                else:
-                    cursor.execute(compiled.sql, parameters[0])
+            _sent(connection, cursor, compiled.sql, parameters if several else parameters[0], several)
             return cursor.rowcount
         except dialect.loaded_dbapi.Error as error:
             raise _wrapped(connection, raw, cursor, compiled.sql, parameters, error) from error
@@ -143,8 +136,7 @@ def send(connection: Connection | Direct, sql: str) -> None:
     raw, cursor = connection.connection.dbapi_connection, None
     try:
         cursor = raw.cursor()
-        with _told(connection, cursor, sql, (), False):
-            cursor.execute(sql)
+        _sent(connection, cursor, sql, (), False)
     except connection.dialect.loaded_dbapi.Error as error:
         raise _wrapped(connection, raw, cursor, sql, (), error) from error
     finally:
@@ -164,20 +156,23 @@ class _Context:
     """Stands for the execution context Core would pass: listeners may keep attributes on it."""
 
 
-@contextmanager
-def _told(connection: Connection | Direct, cursor, sql: str, parameters, several: bool):
-    """The engine's cursor listeners told of one statement, before it and after it (after an error,
-    its handle_error listeners); nothing is built when none listens."""
+def _sent(
+    connection: Connection | Direct, cursor, sql: str, parameters, several: bool, returning: bool = False
+) -> None:
+    """One statement run on the cursor (an executemany when `several`; with `returning`, psycopg's
+    that keeps each row's RETURNING), the engine's cursor listeners told before it and after it
+    (after an error, its handle_error listeners); nothing is built when none listens. A plain
+    function, not a context manager: it runs at every statement."""
     dispatch = connection.dispatch
     on_error = connection.dialect.dispatch.handle_error  # where Core keeps an engine's handle_error
     if not (dispatch.before_cursor_execute or dispatch.after_cursor_execute or on_error):
-        yield
+        _run(cursor, sql, parameters, several, returning)
         return
     context = _Context()
     for listener in dispatch.before_cursor_execute:
         listener(connection, cursor, sql, parameters, context, several)
     try:
-        yield
+        _run(cursor, sql, parameters, several, returning)
     except Exception as error:
         # As Core: a failed statement goes to `handle_error` (OpenTelemetry marks its span an
         # error and ends it there), not to `after_cursor_execute`; what the listeners return is
@@ -194,6 +189,15 @@ def _told(connection: Connection | Direct, cursor, sql: str, parameters, several
             _after(dispatch, connection, cursor, sql, parameters, context, several)
         raise
     _after(dispatch, connection, cursor, sql, parameters, context, several)
+
+
+def _run(cursor, sql: str, parameters, several: bool, returning: bool) -> None:
+    if not several:
+        cursor.execute(sql, parameters)
+    elif returning:
+        cursor.executemany(sql, parameters, returning=True)
+    else:
+        cursor.executemany(sql, parameters)
 
 
 def _after(dispatch, connection, cursor, sql, parameters, context, several) -> None:
