@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import event, exc, select
 
 from inventory_ai.assistant import answer_store
-from inventory_ai.database import begin_write, insert_rows
+from inventory_ai.database import as_written, begin_write, insert_rows
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, ChatMessage, Conversation, ModelCall, utcnow
 from tests.support.factories import user_named
@@ -135,3 +135,25 @@ def test_a_dropped_connection_is_not_reused_nor_the_pools_older_ones(app):
         finally:
             for pooled in again:
                 pooled.close()
+
+
+def test_values_written_directly_are_known_and_pending_changes_stay_pending(app):
+    """database.as_written: what the loop's own UPDATE wrote is on the object with nothing to flush;
+    a change the object still had to flush is kept, and flushed."""
+    with app.app_context():
+        user = user_named("staff")
+        rows = answer_store.intake(user.id, "hello", "en", None)
+        begin_write(db.session)
+        answer_store.write_intake(db.session, rows, 0)
+        db.session.commit()
+        answer = db.session.get(ChatMessage, rows.answer["id"])
+        as_written(answer, {"status": "completed"})
+        assert answer.status == "completed" and answer not in db.session.dirty
+        answer.content = "changed here"
+        as_written(answer, {"input_tokens": 7})
+        assert answer.input_tokens == 7 and answer in db.session.dirty
+        db.session.commit()
+        stored = db.session.execute(
+            select(ChatMessage.content, ChatMessage.input_tokens).where(ChatMessage.id == answer.id)
+        ).one()
+        assert tuple(stored) == ("changed here", 0)  # only the pending change was written by the ORM
