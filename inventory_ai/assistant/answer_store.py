@@ -118,17 +118,17 @@ def write_intake(session: Session, rows: Intake, seq: int) -> None:
 def adopt_intake(session: Session, rows: Intake, conversation: Conversation | None) -> ChatMessage:
     """After the commit: the written rows as the session's objects, linked both ways as a load
     would link them (nothing is asked again). Returns the answer."""
+    question, answer = adopted(session, ChatMessage, [rows.question, rows.answer])
     if conversation is None:
         [conversation] = adopted(session, Conversation, [rows.conversation])
-        set_committed_value(conversation, "messages", [])  # known empty: not asked for
+        set_committed_value(conversation, "messages", [question, answer])  # known: not asked for
     else:
         as_written(conversation, {"updated_at": rows.question["created_at"]})
-    question, answer = adopted(session, ChatMessage, [rows.question, rows.answer])
+        if "messages" not in inspect(conversation).unloaded:  # the loaded history stays true
+            set_committed_value(conversation, "messages", [*conversation.messages, question, answer])
     set_committed_value(answer, "rounds", [])  # known empty: the loop does not ask the database
     for message in (question, answer):
         set_committed_value(message, "conversation", conversation)
-    if "messages" not in inspect(conversation).unloaded:  # the loaded history stays true
-        set_committed_value(conversation, "messages", [*conversation.messages, question, answer])
     return answer
 
 
