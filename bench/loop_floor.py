@@ -70,6 +70,19 @@ def fresh(parameters, ids: dict):
     return tuple(new(v) for v in parameters)
 
 
+def replay(connection, recorded: list[tuple | None], messages: int = 1) -> None:
+    """The recorded message's statements and commits sent again, ids new each time."""
+    for _ in range(messages):
+        ids: dict = {}
+        for entry in recorded:
+            if entry is None:
+                connection.execute("COMMIT")
+            elif entry[2]:
+                connection.executemany(entry[0], fresh(entry[1], ids))
+            else:
+                connection.execute(entry[0], fresh(entry[1], ids)).fetchall()
+
+
 def main() -> None:
     logging.disable(logging.INFO)
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
@@ -85,15 +98,8 @@ def main() -> None:
         connection = db.engine.raw_connection().driver_connection
     timings = []
     for _ in range(n):
-        ids: dict = {}
         started = time.perf_counter()
-        for entry in recorded:
-            if entry is None:
-                connection.execute("COMMIT")
-            elif entry[2]:
-                connection.executemany(entry[0], fresh(entry[1], ids))
-            else:
-                connection.execute(entry[0], fresh(entry[1], ids)).fetchall()
+        replay(connection, recorded)
         timings.append((time.perf_counter() - started) * 1000)
     statements = sum(1 for entry in recorded if entry is not None)
     commits = recorded.count(None)
