@@ -25,9 +25,9 @@ from loop_overhead import Noop, measure
 from sqlalchemy import event
 
 from inventory_ai.assistant.extension import manager
-from inventory_ai.database import SQLiteConnection
 from inventory_ai.extensions import db
 from inventory_ai.models import User
+from inventory_ai.writer_turns import SQLiteConnection
 
 # The values that must differ from one message to the next: ids (new_id's 32 hex digits) and the
 # scripted model's call ids, both unique columns.
