@@ -27,6 +27,7 @@ from sqlalchemy import event
 from inventory_ai.assistant.extension import manager
 from inventory_ai.extensions import db
 from inventory_ai.models import User
+from inventory_ai.writer_turns import SQLiteConnection
 
 # The values that must differ from one message to the next: ids (new_id's 32 hex digits) and the
 # scripted model's call ids, both unique columns.
@@ -40,16 +41,21 @@ def recorded_message(app, user) -> list[tuple | None]:
     def statement(_conn, _cursor, sql, parameters, _context, executemany):
         recorded.append((sql, parameters, executemany))
 
-    def commit(_conn):
+    # Commits as the DBAPI connection sees them: the loop commits some transactions through the
+    # Session (Core's commit event) and others on a pooled connection directly (database.direct_write).
+    committing = SQLiteConnection.commit
+
+    def commit(connection):
         recorded.append(None)
+        committing(connection)
 
     event.listen(db.engine, "before_cursor_execute", statement)
-    event.listen(db.engine, "commit", commit)
+    SQLiteConnection.commit = commit
     try:
         measure(app, user, "noop", {}, 1)
     finally:
         event.remove(db.engine, "before_cursor_execute", statement)
-        event.remove(db.engine, "commit", commit)
+        SQLiteConnection.commit = committing
     return recorded
 
 
@@ -62,6 +68,19 @@ def fresh(parameters, ids: dict):
     if parameters and isinstance(parameters[0], (list, tuple)):
         return [tuple(new(v) for v in row) for row in parameters]
     return tuple(new(v) for v in parameters)
+
+
+def replay(connection, recorded: list[tuple | None], messages: int = 1) -> None:
+    """The recorded message's statements and commits sent again, ids new each time."""
+    for _ in range(messages):
+        ids: dict = {}
+        for entry in recorded:
+            if entry is None:
+                connection.execute("COMMIT")
+            elif entry[2]:
+                connection.executemany(entry[0], fresh(entry[1], ids))
+            else:
+                connection.execute(entry[0], fresh(entry[1], ids)).fetchall()
 
 
 def main() -> None:
@@ -79,15 +98,8 @@ def main() -> None:
         connection = db.engine.raw_connection().driver_connection
     timings = []
     for _ in range(n):
-        ids: dict = {}
         started = time.perf_counter()
-        for entry in recorded:
-            if entry is None:
-                connection.execute("COMMIT")
-            elif entry[2]:
-                connection.executemany(entry[0], fresh(entry[1], ids))
-            else:
-                connection.execute(entry[0], fresh(entry[1], ids)).fetchall()
+        replay(connection, recorded)
         timings.append((time.perf_counter() - started) * 1000)
     statements = sum(1 for entry in recorded if entry is not None)
     commits = recorded.count(None)

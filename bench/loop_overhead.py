@@ -6,7 +6,7 @@ A scripted model answers instantly: first a tool call, then the final text. Ever
 the user message, the assistant message, the round, the call, its audit event and the model usage
 rows are written to the seeded SQLite database (WAL, synchronous=NORMAL). Reported: p50/p95 per
 message, SQL statements per message, and how long a message holds SQLite's single write lock (its
-writer turns, database.WriterTurns): under load that time, summed over every message, is what the
+writer turns, writer_turns.WriterTurns): under load that time, summed over every message, is what the
 whole server can spend writing, so it sets SQLite's ceiling in messages a second. For a no-op tool
 (the loop's own cost) and for search_materials (a realistic read).
 """
@@ -22,9 +22,9 @@ from sqlalchemy import event
 
 from inventory_ai.assistant.extension import manager
 from inventory_ai.assistant.tools.base import ToolExecutor
-from inventory_ai.database import WriterTurns
 from inventory_ai.extensions import db
 from inventory_ai.models import User
+from inventory_ai.writer_turns import WriterTurns
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
 

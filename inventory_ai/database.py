@@ -2,174 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import functools
-import os
 import select
-import sqlite3
-import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, event, exc, inspect, text
-from sqlalchemy.orm import Session, configure_mappers, make_transient_to_detached, scoped_session
-from sqlalchemy.orm.attributes import instance_dict
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Mapper, Session, configure_mappers, scoped_session
+from sqlalchemy.orm.attributes import instance_state, set_committed_value
 
-from inventory_ai.statements import Prepared, send
-
-WRITE_LOCK_SECONDS = 15  # how long a write waits for a lock: SQLite's busy_timeout, PostgreSQL's lock_timeout
-
-
-class TurnNotHad(Exception):
-    """No writer's turn within WRITE_LOCK_SECONDS."""
-
-
-class WriterTurns:
-    """Writers to one SQLite file take turns here before BEGIN IMMEDIATE, and give the turn back
-    when their transaction ends: a lock for the threads of this process, then a lock on a file
-    beside the database (`…-writers`) for the processes; the kernel drops it if a process dies.
-
-    Why: a writer that finds SQLite's lock taken sleeps in SQLite's busy handler, 1, 2, 5 … then
-    25, 50 and 100 ms at a time, and keeps sleeping while the lock stands free. Under load that was
-    most of a chat message's waiting (docs/benchmarks.md measures it, under the loop). Here a thread waits on
-    a lock that wakes it when it is given back.
-
-    SQLite's own lock stays the rule: a thread already holding a turn through another connection,
-    a writer outside this code (the sqlite3 shell), or a file lock the filesystem refuses go to
-    BEGIN IMMEDIATE and its busy_timeout, as before. A turn not had within WRITE_LOCK_SECONDS raises
-    TurnNotHad: the write has had its wait."""
-
-    _files: dict[str, WriterTurns] = {}
-    _made = threading.Lock()
-
-    def __init__(self, path: str | None):
-        self.path = path
-        self._pid = -1  # no state yet: made in the process that first takes a turn
-        self._holder: weakref.ref | None = None
-
-    @classmethod
-    def for_file(cls, path: str | None) -> WriterTurns:
-        key = os.path.realpath(path) if path and path != ":memory:" else ""
-        with cls._made:
-            return cls._files.setdefault(key, cls(key or None))
-
-    def _own(self) -> None:
-        """State of this process's own: a forked process must not share its parent's lock file (a
-        lock on it would outlive the parent) nor its thread locks (held by threads it does not have)."""
-        if self._pid == os.getpid():
-            return
-        with WriterTurns._made:
-            if self._pid == os.getpid():
-                return
-            self._threads = threading.Lock()
-            self._guard = threading.Lock()  # who holds the turn changes under it
-            self._holder = None
-            self._holder_thread: int | None = None
-            self._file = None
-            if self.path:  # in a folder we cannot write in, only the threads take turns
-                with contextlib.suppress(OSError):
-                    self._file = os.open(f"{self.path}-writers", os.O_RDONLY | os.O_CREAT, 0o644)
-            self._pid = os.getpid()  # last: another thread sees the state whole or not at all
-
-    @classmethod
-    def _forget_inherited(cls) -> None:
-        """In a forked child: close the parent's lock file here, so only the parent holds its lock."""
-        cls._made = threading.Lock()  # a parent's thread may have held it at the fork
-        for turns in cls._files.values():
-            if turns._pid != -1 and turns._file is not None:
-                with contextlib.suppress(OSError):
-                    os.close(turns._file)
-            turns._pid = -1
-
-    def take(self, connection) -> bool:
-        """Wait for the turn for this connection: True once had; False when SQLite decides instead."""
-        self._own()
-        if self._holder_thread == threading.get_ident():
-            return False  # this thread's other transaction holds it: SQLite decides, as before
-        deadline = time.monotonic() + WRITE_LOCK_SECONDS
-        while not self._threads.acquire(timeout=min(1.0, max(0.0, deadline - time.monotonic()))):
-            held = self._holder
-            if held is not None and held() is None:
-                self._let_go(held)  # its connection was dropped without ending the transaction
-            elif time.monotonic() >= deadline:
-                raise TurnNotHad()
-        try:
-            self._take_file(deadline)
-            with self._guard:
-                self._holder, self._holder_thread = weakref.ref(connection), threading.get_ident()
-        except BaseException:
-            self._threads.release()
-            raise
-        return True
-
-    def _take_file(self, deadline: float) -> None:
-        pause = 0.0001
-        while self._file is not None:
-            try:
-                fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise TurnNotHad() from None
-                time.sleep(pause)
-                pause = min(2 * pause, 0.0005)
-            except OSError:  # a filesystem without file locks (ENOLCK): SQLite's lock alone, as before
-                os.close(self._file)
-                self._file = None
-
-    def give_back(self, connection) -> None:
-        if self._pid != os.getpid():
-            return  # no turn was taken in this process
-        held = self._holder
-        if held is not None and held() is connection:
-            self._let_go(held)
-
-    def _let_go(self, held: weakref.ref) -> None:
-        with self._guard:
-            if self._holder is not held:
-                return  # given back already
-            self._holder = self._holder_thread = None
-            if self._file is not None:
-                fcntl.flock(self._file, fcntl.LOCK_UN)
-            self._threads.release()
-
-
-os.register_at_fork(after_in_child=WriterTurns._forget_inherited)
-
-
-class SQLiteConnection(sqlite3.Connection):
-    """pysqlite's connection, giving its writer's turn back (WriterTurns) once its transaction has
-    ended, however it ends: committed, rolled back, or the connection closed."""
-
-    turns: WriterTurns | None = None
-    deadline_set = False  # a progress handler stops its statements at a deadline (stopped_at)
-
-    def commit(self) -> None:
-        try:
-            super().commit()
-        finally:
-            self._give_back()
-
-    def rollback(self) -> None:
-        try:
-            super().rollback()
-        finally:
-            self._give_back()
-
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            self._give_back()
-
-    def _give_back(self) -> None:
-        if self.turns is not None:
-            self.turns.give_back(self)
-
+from inventory_ai.statements import Direct, Prepared, send
+from inventory_ai.writer_turns import WRITE_LOCK_SECONDS, SQLiteConnection, TurnNotHad, WriterTurns
 
 # A pooled PostgreSQL connection idle longer than this is pinged before it is used
 # (install_connection_check): a NAT or load balancer may have dropped it without a word.
@@ -253,27 +99,32 @@ def install_sqlite_pragmas(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _begin(conn):
-        mode = conn.get_execution_options().get("sqlite_begin", "BEGIN")
-        dbapi_connection = conn.connection.dbapi_connection
-        took = False
-        if mode == "BEGIN IMMEDIATE" and isinstance(dbapi_connection, SQLiteConnection):
-            try:
-                took = turns.take(dbapi_connection)
-            except TurnNotHad:
-                # The write has waited its WRITE_LOCK_SECONDS: SQLite is asked once more without a
-                # second wait, and "database is locked" ends the request as a busy one (503).
-                dbapi_connection.execute("PRAGMA busy_timeout=0")
-                try:
-                    conn.exec_driver_sql(mode)
-                finally:
-                    dbapi_connection.execute(f"PRAGMA busy_timeout={WRITE_LOCK_SECONDS * 1000}")
-                return
+        _sqlite_begin(conn, conn.get_execution_options().get("sqlite_begin", "BEGIN"))
+
+
+def _sqlite_begin(conn: Connection | Direct, mode: str) -> None:
+    """BEGIN on SQLite; a BEGIN IMMEDIATE after this connection's writer's turn (WriterTurns)."""
+    dbapi_connection = conn.connection.dbapi_connection
+    turns = getattr(dbapi_connection, "turns", None)
+    took = False
+    if mode == "BEGIN IMMEDIATE" and turns is not None:
         try:
-            send(conn, mode)  # through the DBAPI: Core's execution around a BEGIN cost more than it
-        except BaseException:
-            if took:
-                turns.give_back(dbapi_connection)
-            raise
+            took = turns.take(dbapi_connection)
+        except TurnNotHad:
+            # The write has waited its WRITE_LOCK_SECONDS: SQLite is asked once more without a
+            # second wait, and "database is locked" ends the request as a busy one (503).
+            dbapi_connection.execute("PRAGMA busy_timeout=0")
+            try:
+                send(conn, mode)
+            finally:
+                dbapi_connection.execute(f"PRAGMA busy_timeout={WRITE_LOCK_SECONDS * 1000}")
+            return
+    try:
+        send(conn, mode)  # through the DBAPI: Core's execution around a BEGIN cost more than it
+    except BaseException:
+        if took:
+            turns.give_back(dbapi_connection)
+        raise
 
 
 @contextmanager
@@ -323,6 +174,32 @@ def begin_write(session: Session) -> None:
 
 
 @contextmanager
+def direct_write(session: Session) -> Iterator[Direct]:
+    """A write transaction on a pooled connection of its own, outside the session: for writes whose
+    rows nothing reads back through the session's transaction (the loop's round and ending). The
+    write lock from the start, as begin_write takes it; committed at the end of the block, rolled
+    back if it raises; the connection back in the pool either way. The session's own transaction
+    ends first: a thread holds one connection at a time. The Session's transaction around a write
+    (its connection, its commit) cost the loop more CPU than the statements (docs/benchmarks.md)."""
+    if in_transaction(session):
+        session.commit()
+    engine = session.get_bind()
+    pooled = engine.raw_connection()
+    try:
+        direct = Direct(engine, pooled)
+        if engine.dialect.name == "sqlite":
+            _sqlite_begin(direct, "BEGIN IMMEDIATE")
+        yield direct
+        pooled.commit()
+    except BaseException:
+        if pooled.is_valid:  # else its connection was dropped, and the transaction with it
+            pooled.rollback()
+        raise
+    finally:
+        pooled.close()
+
+
+@contextmanager
 def writing(session: Session) -> Iterator[None]:
     """A step that reads then writes: the write lock from the start (begin_write), given back at
     once if the step refuses (a 409 must not keep others waiting for the lock)."""
@@ -339,10 +216,13 @@ class _Table:
     """What insert_rows needs of a model, worked out once."""
 
     keys: dict  # column -> attribute name
+    attributes: tuple[str, ...]  # the attribute names, in the columns' order
+    renamed: bool  # whether some column's key is not its attribute's name
     defaults: dict  # attribute name -> Python default (a callable or a value)
     generated: str | None  # the autoincrement primary key's attribute, if any
     insert: object
     insert_returning: object | None
+    mapper: Mapper
     new_object: Callable[[], object]  # an instance with no attribute set, as a load makes one (no __init__)
     # Every column but the generated key, through the DBAPI (statements.py); with RETURNING it.
     direct: Prepared
@@ -362,8 +242,9 @@ def _table(model: type) -> _Table:
     returning = table.insert().returning(auto[0], sort_by_parameter_order=True) if auto else None
     written = [c.key for c in table.columns if not auto or c is not auto[0]]
     return _Table(
-        keys, defaults, keys[auto[0]] if auto else None, table.insert(), returning,
-        mapper.class_manager.new_instance, Prepared(table.insert(), written),
+        keys, tuple(keys.values()), any(c.key != k for c, k in keys.items()), defaults,
+        keys[auto[0]] if auto else None, table.insert(), returning,
+        mapper, mapper.class_manager.new_instance, Prepared(table.insert(), written),
         Prepared(table.insert().returning(auto[0]), written) if auto else None,
     )  # fmt: skip
 
@@ -375,41 +256,39 @@ def filled(model: type, rows: list[dict]) -> list[dict]:
     t = _table(model)
     written = []
     for row in rows:
-        full = {}
-        for key in t.keys.values():
-            value = row.get(key)
-            if value is None and key in t.defaults:
-                default = t.defaults[key]
-                value = default.arg(None) if default.is_callable else default.arg
-            if value is not None or key != t.generated:
-                full[key] = value
+        full = {key: row.get(key) for key in t.attributes}
+        for key, default in t.defaults.items():
+            if full[key] is None:
+                full[key] = default.arg(None) if default.is_callable else default.arg
+        if t.generated is not None and full[t.generated] is None:
+            del full[t.generated]  # the database gives it
         written.append(full)
     return written
 
 
-def insert_rows(session: Session, model: type, rows: list[dict], with_ids: bool = False) -> list[dict]:
-    """Write rows of a model's table with one Core INSERT, in the session's transaction, and return
-    them as written (`filled`: filling a filled row again changes nothing), with `with_ids` an
-    autoincrement id from RETURNING.
+def insert_rows(where: Session | Direct, model: type, rows: list[dict], with_ids: bool = False) -> list[dict]:
+    """Write rows of a model's table with one Core INSERT, in the session's transaction (or a
+    direct_write's), and return them as written (`filled`: filling a filled row again changes
+    nothing), with `with_ids` an autoincrement id from RETURNING. Rows that bring their own
+    autoincrement id are written in a session only.
 
     The loop's hot path: per row, the unit of work's bookkeeping cost several times the write
     itself (docs/benchmarks.md, the loop)."""
     t = _table(model)
     written = filled(model, rows)
-    values = [{column.key: row[key] for column, key in t.keys.items() if key in row} for row in written]
+    values = written  # keyed as the statements' parameters are, by column key, unless renamed
+    if t.renamed:
+        values = [{column.key: row[key] for column, key in t.keys.items() if key in row} for row in written]
     if t.generated is None or all(t.generated not in row for row in written):
-        # Straight through the DBAPI (statements.py); several rows with ids on PostgreSQL are one
-        # statement through Core's batched RETURNING instead of a round trip each.
+        # Straight through the DBAPI (statements.py): several rows with ids on PostgreSQL in one
+        # round trip there too (psycopg's pipelined executemany), on SQLite a statement a row.
         if not (with_ids and t.direct_returning is not None):
-            t.direct.execute(session, values)
+            t.direct.execute(where, values)
             return written
-        if len(values) == 1 or session.get_bind().dialect.name == "sqlite":
-            for row, new in zip(
-                written, t.direct_returning.execute(session, values, returning=True), strict=True
-            ):
-                row[t.generated] = new
-            return written
-    connection = session.connection()  # Core on the session's connection: no ORM execution around it
+        for row, new in zip(written, t.direct_returning.execute(where, values, returning=True), strict=True):
+            row[t.generated] = new
+        return written
+    connection = where.connection()  # Core on the session's connection: no ORM execution around it
     if with_ids and t.insert_returning is not None:
         for row, (new,) in zip(written, connection.execute(t.insert_returning, values).all(), strict=True):
             row[t.generated] = new
@@ -418,20 +297,38 @@ def insert_rows(session: Session, model: type, rows: list[dict], with_ids: bool 
     return written
 
 
-def adopted(session: Session, model: type, rows: list[dict]) -> list:
+def adopted(session: Session | scoped_session, model: type, rows: list[dict]) -> list:
     """Rows already written (and committed, or in the session's transaction), as ORM objects the
     session holds as if it had loaded them: every attribute known, none read back. Relationships
     are not set: the caller sets a collection it needs with set_committed_value.
 
-    Made as a load makes them: the values put in the object's dict, not set one attribute at a time
-    through the constructor, whose change events and history the next step discards (half the cost
-    of an adopted row)."""
-    new_object = _table(model).new_object
+    Made and attached as a load makes and attaches them (sqlalchemy.orm.loading): the values put in
+    the object's dict, its identity key set, the object put in the session's identity map. Not
+    through the constructor and session.add: their change events, history and cascades, which the
+    next step discards, cost more than the write, and session.add opens a transaction in the
+    session (with nothing in it) that the loop then had to commit (docs/benchmarks.md, the loop)."""
+    session = session() if isinstance(session, scoped_session) else session
+    t = _table(model)
+    identity_map, session_id = session.identity_map, session.hash_key
     objects = []
     for row in rows:
-        obj = new_object()
-        instance_dict(obj).update(row)
-        make_transient_to_detached(obj)
-        session.add(obj)
+        obj = t.new_object()
+        state = instance_state(obj)
+        state.dict.update(row)
+        state.key = t.mapper._identity_key_from_state(state)
+        state.session_id = session_id
+        identity_map._add_unpresent(state, state.key)
         objects.append(obj)
     return objects
+
+
+def as_written(obj: object, values: dict) -> None:
+    """Column values just written by a statement of the caller's, put on the session's object as a
+    load leaves them: known, with nothing to write. Through set_committed_value only where the object
+    has changes still to flush (it keeps them apart); else straight into its dict, which costs less."""
+    state = instance_state(obj)
+    if state.modified:
+        for key, value in values.items():
+            set_committed_value(obj, key, value)
+    else:
+        state.dict.update(values)

@@ -60,6 +60,20 @@ FLAGGED = Counter(
     "inventory_ai_flagged_messages_total", "Messages flagged by prompt-injection screening", registry=REGISTRY
 )
 
+_labelled: dict[tuple, object] = {}
+
+
+def labelled(metric, *values: str):
+    """`metric.labels(*values)`, looked up once per set of values: prometheus_client checks the
+    values and takes a lock at each call, most of a metric's cost in the loop (several a message).
+    The same child it returns: the values are few (models, providers, tools, statuses)."""
+    key = (metric, values)
+    child = _labelled.get(key)
+    if child is None:
+        child = _labelled[key] = metric.labels(*values)
+    return child
+
+
 bp = Blueprint("observability", __name__)
 
 

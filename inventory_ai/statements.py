@@ -4,8 +4,9 @@ execution around them (no execution context, no result object, no compiled-cache
 
 For the loop's writes (database.insert_rows, assistant/answer_store.py): the same SQL and the same
 values SQLAlchemy would send, at a fraction of the Python (docs/benchmarks.md, the loop). Errors are
-SQLAlchemy's as Core raises them (IntegrityError, OperationalError …), and a connection the database
-dropped is invalidated as Core would. Listeners of the engine's `before_cursor_execute` and
+SQLAlchemy's as Core raises them (IntegrityError, OperationalError …; a value a column's type
+refuses, StatementError), and a connection the database dropped is invalidated as Core would: it
+and the pool's other connections of its time, likely dropped too. Listeners of the engine's `before_cursor_execute` and
 `after_cursor_execute` are told of each statement, with a bare object for the execution context
 that they may put attributes on (OpenTelemetry's instrumentation keeps its span there: the
 statement is in the trace); what they return is not used. So what counts, watches or traces
@@ -16,13 +17,13 @@ statements (the benchmarks, tests, traces) sees these too. After an error, as in
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
 
-from sqlalchemy import exc
+from sqlalchemy import Engine, exc
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine.base import ExceptionContextImpl
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import PoolProxiedConnection
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,19 @@ class _Compiled:
     processors: tuple  # per name: the column type's conversion for this dialect, or None
     fixed: dict  # name -> value, for the statement's own literals (a WHERE's status)
     positional: bool
+
+
+class Direct:
+    """A pooled connection in a write transaction outside any Session (database.direct_write): what
+    the statements here need of a Core Connection, and what the engine's cursor listeners are
+    given in its place (`engine`, `dialect`, `connection`: the pooled connection)."""
+
+    def __init__(self, engine: Engine, pooled: PoolProxiedConnection):
+        self.engine, self.dialect, self.dispatch = engine, engine.dialect, engine.dispatch
+        self.connection = pooled
+
+    def invalidate(self, error: BaseException) -> None:
+        self.connection.invalidate(error)
 
 
 class Prepared:
@@ -60,35 +74,42 @@ class Prepared:
             )
         return compiled
 
-    def execute(self, session: Session, rows: list[dict], returning: bool = False) -> list | int:
-        """Send the statement once per row (one executemany for several without `returning`), in
-        the session's transaction. Returns the first column of each row's RETURNING, else the
-        number of rows the statement matched."""
-        connection = session.connection()
+    def execute(self, where: Session | Direct, rows: list[dict], returning: bool = False) -> list | int:
+        """Send the statement once per row (one executemany for several, with `returning` on
+        psycopg only), in the session's transaction or a direct one. Returns the first column of
+        each row's RETURNING, else the number of rows the statement matched."""
+        connection = where if isinstance(where, Direct) else where.connection()
         dialect = connection.dialect
         compiled = self._for(dialect)
-        parameters = [_values(compiled, row) for row in rows]
-        raw = connection.connection.dbapi_connection
-        cursor = raw.cursor()
         try:
+            parameters = [_values(compiled, row) for row in rows]
+        except Exception as error:  # a value the column's type refuses: Core's StatementError
+            raise exc.DBAPIError.instance(
+                compiled.sql, rows, error, dialect.loaded_dbapi.Error, dialect=dialect
+            ) from error
+        raw, cursor = connection.connection.dbapi_connection, None
+        try:
+            cursor = raw.cursor()  # on a connection the database dropped, this fails already
+            if returning and len(parameters) > 1 and dialect.driver == "psycopg":
+                # One round trip for all: psycopg pipelines them, a result set per row, in order.
+                _sent(connection, cursor, compiled.sql, parameters, True, returning=True)
+                returned = [cursor.fetchone()[0]]
+                while cursor.nextset():
+                    returned.append(cursor.fetchone()[0])
+                return returned
             if returning:
                 returned = []
                 for values in parameters:
-                    with _told(connection, cursor, compiled.sql, values, False):
-                        cursor.execute(compiled.sql, values)
+                    _sent(connection, cursor, compiled.sql, values, False)
                     returned.append(cursor.fetchone()[0])
                 return returned
             several = len(parameters) > 1
-            with _told(connection, cursor, compiled.sql, parameters if several else parameters[0], several):
-                if several:
-                    cursor.executemany(compiled.sql, parameters)
-                else:
-                    cursor.execute(compiled.sql, parameters[0])
+            _sent(connection, cursor, compiled.sql, parameters if several else parameters[0], several)
             return cursor.rowcount
         except dialect.loaded_dbapi.Error as error:
             raise _wrapped(connection, raw, cursor, compiled.sql, parameters, error) from error
         finally:
-            cursor.close()
+            _close(cursor, dialect)
 
 
 class BuiltOnce:
@@ -110,37 +131,48 @@ class BuiltOnce:
         return built
 
 
-def send(connection: Connection, sql: str) -> None:
+def send(connection: Connection | Direct, sql: str) -> None:
     """A statement without parameters (a BEGIN) through the DBAPI, told and wrapped as above."""
-    raw = connection.connection.dbapi_connection
-    cursor = raw.cursor()
+    raw, cursor = connection.connection.dbapi_connection, None
     try:
-        with _told(connection, cursor, sql, (), False):
-            cursor.execute(sql)
+        cursor = raw.cursor()
+        _sent(connection, cursor, sql, (), False)
     except connection.dialect.loaded_dbapi.Error as error:
         raise _wrapped(connection, raw, cursor, sql, (), error) from error
     finally:
-        cursor.close()
+        _close(cursor, connection.dialect)
+
+
+def _close(cursor, dialect) -> None:
+    """A cursor closed after its statement; on a connection already gone there is nothing to close."""
+    if cursor is not None:
+        try:  # noqa: SIM105 (contextlib.suppress costs more, at every statement)
+            cursor.close()
+        except dialect.loaded_dbapi.Error:
+            pass
 
 
 class _Context:
     """Stands for the execution context Core would pass: listeners may keep attributes on it."""
 
 
-@contextmanager
-def _told(connection: Connection, cursor, sql: str, parameters, several: bool):
-    """The engine's cursor listeners told of one statement, before it and after it (after an error,
-    its handle_error listeners); nothing is built when none listens."""
+def _sent(
+    connection: Connection | Direct, cursor, sql: str, parameters, several: bool, returning: bool = False
+) -> None:
+    """One statement run on the cursor (an executemany when `several`; with `returning`, psycopg's
+    that keeps each row's RETURNING), the engine's cursor listeners told before it and after it
+    (after an error, its handle_error listeners); nothing is built when none listens. A plain
+    function, not a context manager: it runs at every statement."""
     dispatch = connection.dispatch
     on_error = connection.dialect.dispatch.handle_error  # where Core keeps an engine's handle_error
     if not (dispatch.before_cursor_execute or dispatch.after_cursor_execute or on_error):
-        yield
+        _run(cursor, sql, parameters, several, returning)
         return
     context = _Context()
     for listener in dispatch.before_cursor_execute:
         listener(connection, cursor, sql, parameters, context, several)
     try:
-        yield
+        _run(cursor, sql, parameters, several, returning)
     except Exception as error:
         # As Core: a failed statement goes to `handle_error` (OpenTelemetry marks its span an
         # error and ends it there), not to `after_cursor_execute`; what the listeners return is
@@ -159,6 +191,15 @@ def _told(connection: Connection, cursor, sql: str, parameters, several: bool):
     _after(dispatch, connection, cursor, sql, parameters, context, several)
 
 
+def _run(cursor, sql: str, parameters, several: bool, returning: bool) -> None:
+    if not several:
+        cursor.execute(sql, parameters)
+    elif returning:
+        cursor.executemany(sql, parameters, returning=True)
+    else:
+        cursor.executemany(sql, parameters)
+
+
 def _after(dispatch, connection, cursor, sql, parameters, context, several) -> None:
     for listener in dispatch.after_cursor_execute:
         listener(connection, cursor, sql, parameters, context, several)
@@ -174,11 +215,13 @@ def _values(compiled: _Compiled, row: dict):
     return values if compiled.positional else dict(zip(compiled.names, values, strict=True))
 
 
-def _wrapped(connection: Connection, raw, cursor, sql: str, parameters, error) -> exc.DBAPIError:
-    """The DBAPI's error as Core would raise it; a connection the database dropped is not reused."""
+def _wrapped(connection: Connection | Direct, raw, cursor, sql: str, parameters, error) -> exc.DBAPIError:
+    """The DBAPI's error as Core would raise it. A connection the database dropped is not reused,
+    nor, as in Core, the pool's others opened before now: a server restarted drops them all."""
     dialect = connection.dialect
     gone = dialect.is_disconnect(error, raw, cursor)
     if gone:
+        connection.engine.pool._invalidate(connection.connection, error, _checkin=False)
         connection.invalidate(error)
     return exc.DBAPIError.instance(
         sql, parameters, error, dialect.loaded_dbapi.Error, connection_invalidated=gone, dialect=dialect

@@ -7,7 +7,8 @@ times the write (docs/benchmarks.md, the loop). On SQLite a write transaction ho
 lock every worker shares, so the question and the round are written in three steps: their rows made
 before the transaction (`intake`, `round_rows`), written inside it (`write_…`), and handed to the
 session after the commit (`adopt_…`). The write functions run inside the caller's write
-transaction; the caller commits.
+transaction, the session's or, for the round and the ending, one on a pooled connection of its own
+(database.direct_write: the Session's transaction cost more than the writes); the caller commits.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from inventory_ai.assistant.model_chain import ModelUsage
 from inventory_ai.assistant.tool_calls import MAX_ARGUMENT_CHARS, CallOutcome, PreparedCall
-from inventory_ai.database import adopted, filled, insert_rows
+from inventory_ai.database import adopted, as_written, filled, insert_rows
 from inventory_ai.models import (
     CallStatus,
     ChatMessage,
@@ -35,7 +36,7 @@ from inventory_ai.models import (
     utcnow,
 )
 from inventory_ai.services import conversations
-from inventory_ai.statements import Prepared
+from inventory_ai.statements import Direct, Prepared
 
 _messages = ChatMessage.__table__
 _conversations = Conversation.__table__
@@ -117,17 +118,17 @@ def write_intake(session: Session, rows: Intake, seq: int) -> None:
 def adopt_intake(session: Session, rows: Intake, conversation: Conversation | None) -> ChatMessage:
     """After the commit: the written rows as the session's objects, linked both ways as a load
     would link them (nothing is asked again). Returns the answer."""
+    question, answer = adopted(session, ChatMessage, [rows.question, rows.answer])
     if conversation is None:
         [conversation] = adopted(session, Conversation, [rows.conversation])
-        set_committed_value(conversation, "messages", [])  # known empty: not asked for
+        set_committed_value(conversation, "messages", [question, answer])  # known: not asked for
     else:
-        set_committed_value(conversation, "updated_at", rows.question["created_at"])
-    question, answer = adopted(session, ChatMessage, [rows.question, rows.answer])
+        as_written(conversation, {"updated_at": rows.question["created_at"]})
+        if "messages" not in inspect(conversation).unloaded:  # the loaded history stays true
+            set_committed_value(conversation, "messages", [*conversation.messages, question, answer])
     set_committed_value(answer, "rounds", [])  # known empty: the loop does not ask the database
     for message in (question, answer):
         set_committed_value(message, "conversation", conversation)
-    if "messages" not in inspect(conversation).unloaded:  # the loaded history stays true
-        set_committed_value(conversation, "messages", [*conversation.messages, question, answer])
     return answer
 
 
@@ -160,15 +161,15 @@ def round_rows(
     return RoundRows(stored, calls)
 
 
-def write_round(session: Session, rows: RoundRows, started: float) -> None:
+def write_round(where: Session | Direct, rows: RoundRows, started: float) -> None:
     """The round, stamped now and timed from `started` (time.monotonic()) to now, then its calls
     under the round's new id."""
     rows.round["started_at"] = utcnow()
     rows.round["duration_ms"] = int((time.monotonic() - started) * 1000)
-    [rows.round] = insert_rows(session, ToolRound, [rows.round], with_ids=True)
+    [rows.round] = insert_rows(where, ToolRound, [rows.round], with_ids=True)
     for call in rows.calls:
         call["round_id"] = rows.round["id"]
-    rows.calls = insert_rows(session, ToolCallRecord, rows.calls, with_ids=True)
+    rows.calls = insert_rows(where, ToolCallRecord, rows.calls, with_ids=True)
 
 
 def adopt_round(session: Session, message: ChatMessage, rows: RoundRows) -> list[ToolCallRecord]:
@@ -181,42 +182,43 @@ def adopt_round(session: Session, message: ChatMessage, rows: RoundRows) -> list
 
 
 def usage(
-    session: Session, message: ChatMessage, calls: list[ModelUsage], totals: bool = True
+    where: Session | Direct, message: ChatMessage, calls: list[ModelUsage], totals: bool = True
 ) -> tuple[int, int]:
     """The model calls' usage rows, and (unless the caller adds them with its own update, as the
     ending does) the answer's token totals. Returns the tokens added."""
     if not calls:
         return 0, 0
-    insert_rows(session, ModelCall, [vars(c) for c in calls])
+    insert_rows(where, ModelCall, [vars(c) for c in calls])
     added = (sum(c.input_tokens or 0 for c in calls), sum(c.output_tokens or 0 for c in calls))
     if totals:
-        add_tokens(session, message, *added)
+        add_tokens(where, message, *added)
     return added
 
 
-def add_tokens(session: Session, message: ChatMessage, more_in: int, more_out: int) -> None:
-    ADD_TOKENS.execute(session, [{"message": message.id, "more_in": more_in, "more_out": more_out}])
-    set_committed_value(message, "input_tokens", message.input_tokens + more_in)
-    set_committed_value(message, "output_tokens", message.output_tokens + more_out)
+def add_tokens(where: Session | Direct, message: ChatMessage, more_in: int, more_out: int) -> None:
+    ADD_TOKENS.execute(where, [{"message": message.id, "more_in": more_in, "more_out": more_out}])
+    as_written(message, {
+        "input_tokens": message.input_tokens + more_in, "output_tokens": message.output_tokens + more_out,
+    })  # fmt: skip
 
 
 def ending(
-    session: Session, message: ChatMessage, status: str, text: str, error_code: str | None,
+    where: Session | Direct, message: ChatMessage, status: str, text: str, error_code: str | None,
     model: str | None, more_in: int, more_out: int,
 ) -> bool:  # fmt: skip
     """End a running answer as told, its tokens added; False if something else ended it first (the
     caller then reads it back)."""
     ended_at: datetime = utcnow()
-    ended = END_ANSWER.execute(session, [
+    ended = END_ANSWER.execute(where, [
         {"message": message.id, "new_content": text, "new_status": status, "new_error": error_code,
          "ended_at": ended_at, "new_model": model, "more_in": more_in, "more_out": more_out},
     ])  # fmt: skip
     if ended != 1:
-        add_tokens(session, message, more_in, more_out)
+        add_tokens(where, message, more_in, more_out)
         return False
-    for key, value in (("content", text), ("status", status), ("error_code", error_code),
-                       ("completed_at", ended_at), ("model", model),
-                       ("input_tokens", message.input_tokens + more_in),
-                       ("output_tokens", message.output_tokens + more_out)):  # fmt: skip
-        set_committed_value(message, key, value)  # as written: nothing to read back
+    as_written(message, {
+        "content": text, "status": status, "error_code": error_code, "completed_at": ended_at,
+        "model": model, "input_tokens": message.input_tokens + more_in,
+        "output_tokens": message.output_tokens + more_out,
+    })  # fmt: skip
     return True

@@ -29,7 +29,7 @@ from inventory_ai.assistant.recovery import Recovery
 from inventory_ai.assistant.registry import Toolbox
 from inventory_ai.assistant.tool_calls import CallOutcome, CallRunner, result_event
 from inventory_ai.assistant.tools.base import ToolContext
-from inventory_ai.database import begin_write
+from inventory_ai.database import begin_write, direct_write
 from inventory_ai.logging import get_logger
 from inventory_ai.models import CallStatus, ChatMessage, MessageStatus, ToolCallRecord, User, utcnow
 from inventory_ai.services import audit
@@ -147,25 +147,25 @@ class Answering:
 
     def finish(self, status: MessageStatus, text: str, error_code: str | None = None) -> Iterator[ev.Event]:
         """End the answer, unless something else ended it first (a stale sweep): then it says so."""
-        begin_write(self.session)
-        more_in, more_out = answer_store.usage(
-            self.session, self.message, self.usage, totals=False
-        )  # the ending adds them
-        self.usage.clear()
         message = self.message
         if status == MessageStatus.CANCELLED:  # a stop after a booking ends it completed, saying so
             status, text = stopped_status(message), text or stopped_text(message)
-        ended = answer_store.ending(
-            self.session,
-            message,
-            status.value,
-            text,  # the model's text was made storable as it came (model_chain.ask); the rest is ours
-            error_code,
-            self.model or message.model,
-            more_in,
-            more_out,
-        )
-        self.session.commit()
+        # Outside the session's transaction (which ends first: what it has pending is committed).
+        with direct_write(self.session) as written:
+            more_in, more_out = answer_store.usage(
+                written, message, self.usage, totals=False
+            )  # the ending adds them
+            self.usage.clear()
+            ended = answer_store.ending(
+                written,
+                message,
+                status.value,
+                text,  # the model's text was made storable as it came (model_chain.ask); the rest is ours
+                error_code,
+                self.model or message.model,
+                more_in,
+                more_out,
+            )
         if not ended:
             self.session.refresh(message)
             log.warning("answer_ended_elsewhere", message_id=message.id, status=message.status)

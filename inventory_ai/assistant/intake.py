@@ -39,7 +39,7 @@ def take_message(
     if len(text) > MAX_MESSAGE_CHARS:
         raise InvalidInput(f"message is {len(text)} characters; the limit is {MAX_MESSAGE_CHARS}")
     conversation_id = conversation_id or None  # "" starts a new conversation, as no id does
-    # Worked out before the write lock is taken: writers wait for each other (database.WriterTurns),
+    # Worked out before the write lock is taken: writers wait for each other (writer_turns.WriterTurns),
     # so only the reads that decide and the writes themselves happen while it is held.
     # The answer follows the question's language; a mixed one, the page's (text.question_language).
     language = question_language(text, page_language or user.language or "zh")

@@ -47,7 +47,7 @@ from inventory_ai.assistant.tool_calls import CallOutcome, CallRunner, PreparedC
 from inventory_ai.assistant.tools.base import PermissionDenied, ToolContext
 from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, ToolCall
 from inventory_ai.config import HISTORY_TOKEN_BUDGET
-from inventory_ai.database import begin_write, in_transaction
+from inventory_ai.database import begin_write, direct_write, in_transaction
 from inventory_ai.logging import get_logger
 from inventory_ai.models import (
     CallStatus,
@@ -280,12 +280,13 @@ class ToolExecutionManager:
             events += self.calls.answer_audit_events(
                 answering.user, answering.message, row["name"], row["call_id"], arguments, outcome
             )
-        begin_write(answering.session)  # tools committed on their own connections meanwhile
-        answer_store.usage(answering.session, answering.message, answering.usage)
-        answering.usage.clear()
-        answer_store.write_round(answering.session, rows, started)
-        audit.write(answering.session, events)
-        answering.session.commit()
+        # Outside the session's transaction: nothing in it reads these rows back (adopt_round hands
+        # them to it after the commit).
+        with direct_write(answering.session) as written:
+            answer_store.usage(written, answering.message, answering.usage)
+            answering.usage.clear()
+            answer_store.write_round(written, rows, started)
+            audit.write(written, events)
         TOOL_ROUNDS.inc()
         for row, outcome in zip(rows.calls, outcomes, strict=True):
             self.calls.count_in_answer(row["name"], outcome)

@@ -25,7 +25,7 @@ from inventory_ai.assistant.providers.base import (
 )
 from inventory_ai.assistant.types import ModelReply, ModelRequest, ReasoningDelta, TextDelta, ToolCall
 from inventory_ai.logging import get_logger
-from inventory_ai.observability import MODEL_CALLS, MODEL_SECONDS, MODEL_TOKENS
+from inventory_ai.observability import MODEL_CALLS, MODEL_SECONDS, MODEL_TOKENS, labelled
 from inventory_ai.services import usage
 from inventory_ai.text import storable
 
@@ -143,8 +143,8 @@ class ModelChain:
                 raise ProviderError("the model stream ended without an answer", code="incomplete_stream")
             record.status = "success"
             record.input_tokens, record.output_tokens = reply.usage.input_tokens, reply.usage.output_tokens
-            MODEL_TOKENS.labels(provider.model, "input").inc(record.input_tokens or 0)
-            MODEL_TOKENS.labels(provider.model, "output").inc(record.output_tokens or 0)
+            labelled(MODEL_TOKENS, provider.model, "input").inc(record.input_tokens or 0)
+            labelled(MODEL_TOKENS, provider.model, "output").inc(record.output_tokens or 0)
             return replace(
                 reply,
                 text=storable(reply.text) or "",
@@ -159,6 +159,6 @@ class ModelChain:
         finally:
             record.status = record.status or "error"
             record.duration_ms = int((time.monotonic() - started) * 1000)
-            MODEL_CALLS.labels(provider.name, record.status).inc()
-            MODEL_SECONDS.labels(provider.name).observe(record.duration_ms / 1000)
+            labelled(MODEL_CALLS, provider.name, record.status).inc()
+            labelled(MODEL_SECONDS, provider.name).observe(record.duration_ms / 1000)
             usage_rows.append(record)

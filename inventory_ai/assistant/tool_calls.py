@@ -34,7 +34,7 @@ from inventory_ai.assistant.types import ToolCall
 from inventory_ai.errors import MAX_MESSAGE_CHARS, DomainError, clip, quoted
 from inventory_ai.logging import get_logger
 from inventory_ai.models import CallStatus, ToolCallRecord
-from inventory_ai.observability import FLAGGED, TOOL_CALLS, TOOL_SECONDS
+from inventory_ai.observability import FLAGGED, TOOL_CALLS, TOOL_SECONDS, labelled
 from inventory_ai.services import audit
 from inventory_ai.services.screening import screen_data
 
@@ -168,8 +168,8 @@ class CallRunner:
         """The tool metrics, once a call has an outcome (a call waiting for a person has none yet)."""
         if outcome.status != CallStatus.PENDING_CONFIRMATION:
             known = tool_name if self.registry.get(tool_name) else "(unknown)"
-            TOOL_CALLS.labels(known, outcome.status).inc()
-            TOOL_SECONDS.labels(known).observe(outcome.duration_ms / 1000)
+            labelled(TOOL_CALLS, known, outcome.status).inc()
+            labelled(TOOL_SECONDS, known).observe(outcome.duration_ms / 1000)
 
     # --- prepare -----------------------------------------------------------------------------
 
@@ -307,7 +307,8 @@ class CallRunner:
             try:
                 with watched:
                     value = p.tool.execute(p.arguments, ctx)
-                session.commit()
+                if session.in_transaction():  # else the tool used no database: nothing to commit
+                    session.commit()
                 outcome = self.result(value)
             except DeadlinePassed:  # its statement was stopped; the session is rolled back
                 log.warning("tool_timed_out", tool=p.call.name, timeout_seconds=p.tool.timeout_seconds)

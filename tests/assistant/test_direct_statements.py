@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import event, exc, select
 
 from inventory_ai.assistant import answer_store
-from inventory_ai.database import begin_write, insert_rows
+from inventory_ai.database import as_written, begin_write, insert_rows
 from inventory_ai.extensions import db
 from inventory_ai.models import AuditEvent, ChatMessage, Conversation, ModelCall, utcnow
 from tests.support.factories import user_named
@@ -95,3 +95,65 @@ def test_errors_are_sqlalchemys_and_listeners_see_the_statements(app):
             insert_rows(db.session, ChatMessage, [rows.question])
         db.session.rollback()
         assert db.session.get(ChatMessage, rows.question["id"]).content == "hello"
+
+
+def test_a_value_a_column_refuses_is_a_statement_error(app):
+    """As Core: a value the column's type cannot convert is SQLAlchemy's StatementError, naming the
+    statement, not a bare TypeError from the type's converter."""
+    with app.app_context():
+        user = user_named("staff")
+        conversation = answer_store.intake(user.id, "hello", "en", None).conversation
+        conversation |= {"created_at": "not a date", "updated_at": utcnow()}
+        begin_write(db.session)
+        with pytest.raises(exc.StatementError) as raised:
+            insert_rows(db.session, Conversation, [conversation])
+        db.session.rollback()
+        assert "INSERT INTO conversations" in str(raised.value)
+
+
+def test_a_dropped_connection_is_not_reused_nor_the_pools_older_ones(app):
+    """As Core on a disconnect: the failed connection is thrown away, and so are the idle ones the
+    pool opened before (a server restart drops them all): none of them is handed out again."""
+    with app.app_context():
+        user = user_named("staff")
+        db.session.commit()
+        idle = [db.engine.raw_connection() for _ in range(2)]
+        older = [c.dbapi_connection for c in idle]
+        for pooled in idle:
+            pooled.close()
+        conversation = answer_store.intake(user.id, "hello", "en", None).conversation
+        conversation |= {"created_at": utcnow(), "updated_at": utcnow()}
+        begin_write(db.session)
+        db.session.connection().connection.dbapi_connection.close()  # the database "drops" it
+        with pytest.raises(exc.DBAPIError) as raised:
+            insert_rows(db.session, Conversation, [conversation])
+        assert raised.value.connection_invalidated
+        db.session.rollback()
+        again = [db.engine.raw_connection() for _ in range(2)]
+        try:
+            assert not any(c.dbapi_connection is old for c in again for old in older)
+        finally:
+            for pooled in again:
+                pooled.close()
+
+
+def test_values_written_directly_are_known_and_pending_changes_stay_pending(app):
+    """database.as_written: what the loop's own UPDATE wrote is on the object with nothing to flush;
+    a change the object still had to flush is kept, and flushed."""
+    with app.app_context():
+        user = user_named("staff")
+        rows = answer_store.intake(user.id, "hello", "en", None)
+        begin_write(db.session)
+        answer_store.write_intake(db.session, rows, 0)
+        db.session.commit()
+        answer = db.session.get(ChatMessage, rows.answer["id"])
+        as_written(answer, {"status": "completed"})
+        assert answer.status == "completed" and answer not in db.session.dirty
+        answer.content = "changed here"
+        as_written(answer, {"input_tokens": 7})
+        assert answer.input_tokens == 7 and answer in db.session.dirty
+        db.session.commit()
+        stored = db.session.execute(
+            select(ChatMessage.content, ChatMessage.input_tokens).where(ChatMessage.id == answer.id)
+        ).one()
+        assert tuple(stored) == ("changed here", 0)  # only the pending change was written by the ORM

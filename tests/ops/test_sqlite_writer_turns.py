@@ -1,4 +1,4 @@
-"""Writers to a SQLite file take turns (database.WriterTurns): a writer waits while another holds the
+"""Writers to a SQLite file take turns (writer_turns.WriterTurns): a writer waits while another holds the
 turn, goes on as soon as it is given back, however the holder's transaction ended, and no turn
 outlives the connection or the process that took it."""
 
@@ -21,9 +21,10 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
-from inventory_ai import database
+from inventory_ai import writer_turns
 from inventory_ai.config import engine_options
-from inventory_ai.database import WriterTurns, install_sqlite_pragmas, write_transaction
+from inventory_ai.database import install_sqlite_pragmas, write_transaction
+from inventory_ai.writer_turns import WriterTurns
 
 REPO = Path(__file__).resolve().parents[2]
 # Far below SQLite's busy_timeout (15 s): a writer that got through within it was handed the turn,
@@ -162,7 +163,7 @@ def test_a_killed_process_does_not_keep_the_turn(engine):
 
 
 def test_a_write_that_cannot_get_its_turn_gives_up_within_the_limit_not_twice_it(engine, monkeypatch):
-    monkeypatch.setattr(database, "WRITE_LOCK_SECONDS", 1)
+    monkeypatch.setattr(writer_turns, "WRITE_LOCK_SECONDS", 1)
     with holder(engine):
         started = time.monotonic()
         with pytest.raises(OperationalError, match="locked"), write_transaction(engine):
@@ -176,7 +177,7 @@ def test_a_filesystem_without_file_locks_leaves_sqlite_to_decide(engine, monkeyp
     def refused(*_args):
         raise OSError(errno.ENOLCK, "No locks available")
 
-    monkeypatch.setattr(database.fcntl, "flock", refused)
+    monkeypatch.setattr(writer_turns.fcntl, "flock", refused)
     for who in ("first", "second"):  # the first finds out; neither is left waiting for a turn
         assert write_in_thread(engine, who).wait(HANDED_OVER)
     assert written(engine) == ["first", "second"]
