@@ -14,7 +14,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapper, Session, configure_mappers, scoped_session
 from sqlalchemy.orm.attributes import instance_state, set_committed_value
 
-from inventory_ai.statements import Direct, Prepared, send
+from inventory_ai.statements import Direct, Prepared, commit, send
 from inventory_ai.writer_turns import WRITE_LOCK_SECONDS, SQLiteConnection, TurnNotHad, WriterTurns
 
 # A pooled PostgreSQL connection idle longer than this is pinged before it is used
@@ -190,10 +190,16 @@ def direct_write(session: Session) -> Iterator[Direct]:
         if engine.dialect.name == "sqlite":
             _sqlite_begin(direct, "BEGIN IMMEDIATE")
         yield direct
-        pooled.commit()
+        commit(direct)
     except BaseException:
         if pooled.is_valid:  # else its connection was dropped, and the transaction with it
-            pooled.rollback()
+            try:
+                pooled.rollback()
+            except engine.dialect.loaded_dbapi.Error:  # the error that matters is the one raised
+                pooled.invalidate()
+        # What the block put on the session's objects (as_written) was never stored: they are read
+        # again from the database, as a rollback of the session's own transaction would have it.
+        session.expire_all()
         raise
     finally:
         pooled.close()

@@ -143,6 +143,15 @@ def send(connection: Connection | Direct, sql: str) -> None:
         _close(cursor, connection.dialect)
 
 
+def commit(direct: Direct) -> None:
+    """A direct transaction's COMMIT, its error raised as Core would (a dropped connection's pool
+    invalidated as at a statement)."""
+    try:
+        direct.connection.commit()
+    except direct.dialect.loaded_dbapi.Error as error:
+        raise _wrapped(direct, direct.connection.dbapi_connection, None, "COMMIT", (), error) from error
+
+
 def _close(cursor, dialect) -> None:
     """A cursor closed after its statement; on a connection already gone there is nothing to close."""
     if cursor is not None:
