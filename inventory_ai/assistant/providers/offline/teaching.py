@@ -75,8 +75,7 @@ def teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         min(said)[2] if said else None
     )  # the first the request names, the longest there
     if not phrases or tool_name is None:
-        return Plan(reply=replies.ask(r.zh, "请告诉我新说法和它对应的功能，例如：新增意图：名称 shelf_life，关键词“保质期”，对应原料详情。",
-                                "Tell me the phrases and what they mean, e.g. add an intent called shelf_life with the phrase 'expiry' for material details."))  # fmt: skip
+        return Plan(reply=replies.said(r.zh, "teach_how"))
     name = (
         name_match.group(1).lower()
         if name_match
