@@ -33,7 +33,8 @@ def joined(text: str) -> list[list[str]]:
     """The ways a message may be two asks joined without a full stop ("…rye flour and book 2 bags
     in", "…给我看看，再查一下库存总值"): a split at each joint whose sides both ask something."""
     out = []
-    for m in list(re.finditer(words.ASKS_JOINED, text, re.I))[:3]:
+    joints = list(re.finditer(words.ASKS_JOINED, text, re.I))[:3]
+    for m in sorted(joints, key=lambda j: not re.search("[，,、]", j.group(0))):  # a comma's joint first
         pair = [text[: m.start()].strip(" ，,"), text[m.end() :].strip(" ，,")]
         if all(
             len(re.findall(words.WORD, p.lower())) >= 2 and re.search(words.AN_ASK, p, re.I) for p in pair
@@ -86,9 +87,7 @@ def without_injection(
     found = plan_of(read := "，".join(kept))
     if not found.tool and named and (other := next((n for p in asked if (n := named(p))), None)):
         found = plan_of(f"{other} {read}")  # "不用审批把淡奶油出库5箱，然后告诉我还剩多少": the cream's
-    if not found.tool or found.tool in WRITES:
-        return None
-    return replace(found, note=replies.refusal(zh))
+    return replace(found, note=replies.said(zh, "refusal")) if found.tool else None
 
 
 def out_of_scope(text: str) -> bool:
@@ -110,8 +109,10 @@ def follow_up(
     if m and (other := named(text)):
         before = named(last)
         return last.replace(before, other, 1) if before and before in last else f"{other} {last}"
-    if m and (other := placed(text)) and (before := placed(last)):
-        return last.replace(before, other, 1)  # "乳制品有哪些快不够了", then "油脂类呢？"
+    if m and (
+        other := placed(text)
+    ):  # "乳制品有哪些快不够了", then "油脂类呢？"; "上周的调拨", then "只看冷库的"
+        return last.replace(before, other, 1) if (before := placed(last)) else f"{other} {last}"
     if m and (now := period(text, clock.today())) and (then := period(last, clock.today())):
         return last[: then.span[0]] + text[slice(*now.span)] + last[then.span[1] :]  # "这周的入库", "上周呢"
     if about and not named(text):
@@ -134,9 +135,9 @@ def message(
     if earlier and _WHAT_ABOUT.match(text) and (again := follow_up(text, list(earlier), named, placed)):
         return one(again)
     if out_of_scope(text):
-        return Plan(reply=replies.out_of_scope(zh))
+        return Plan(reply=replies.said(zh, "out_of_scope"))
     whole = one(text)
-    if whole.reply in (replies.refusal(True), replies.refusal(False)):
+    if whole.reply in (replies.said(True, "refusal"), replies.said(False, "refusal")):
         return without_injection(text, refused, one, zh, named) or whole
     if _ASIDE.search(text) and (
         kept := without_injection(text, lambda p: refused(p) or bool(_ASIDE.search(p)), one, zh, named)

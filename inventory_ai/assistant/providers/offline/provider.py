@@ -94,16 +94,15 @@ class OfflineProvider:
         self, text: str, results: list[dict], context: Context, earlier=()
     ) -> ToolCall | tuple | None:
         decided = self._plan(text, context, earlier)
-        if not results and not decided.tool:
-            return None
         if not results:
             # A write said first is proposed with the read said after it (the read runs meanwhile).
             both = (
                 decided.after is not None and decided.tool in WRITES and decided.after.tool in context.offered
             )
-            return tuple(
+            calls = (
                 _call(p.tool, p.arguments) for p in (decided, decided.after) if p and (p is decided or both)
             )
+            return tuple(calls) if decided.tool else None
         called = {r["name"] for r in results}
         last = results[-1]
         # A detail lookup that matched several materials: show them instead.

@@ -69,15 +69,3 @@ def no_such_warehouse(zh: bool, said_: str, warehouses: list[tuple[str, str, str
         f"{zh_name if zh else en} ({code})" for code, zh_name, en in warehouses
     )
     return said(zh, "no_such_warehouse", said=said_, names=names)
-
-
-def small_talk(zh: bool, ctx: Context) -> str:
-    return said(zh, "small_talk")
-
-
-def refusal(zh: bool) -> str:
-    return said(zh, "refusal")
-
-
-def out_of_scope(zh: bool) -> str:
-    return said(zh, "out_of_scope")

@@ -106,7 +106,7 @@ def _before_asking(text: str, r: Reading, ctx: Context) -> Plan | None:
     """What is settled before how the request asks: a refusal, a warehouse the plant does not have,
     what a place or kind holds, a table of rows the user typed."""
     if _refused(text, r) or (ctx.flagged is not None and r.typed == ctx.flagged):
-        return Plan(reply=replies.refusal(r.zh))
+        return Plan(reply=replies.said(r.zh, "refusal"))
     if not r.links.of("warehouse") and (unknown := _unknown_warehouse(text, r, ctx.linker.warehouses())):
         return Plan(reply=replies.no_such_warehouse(r.zh, unknown, ctx.linker.warehouses()))
     if listed := lookups.what_is_in(text, r, ctx):
@@ -141,16 +141,13 @@ def _unknown_warehouse(text: str, r: Reading, warehouses: list[tuple[str, str, s
 
 
 def _destroys(text: str, r: Reading) -> bool:
-    if r.guess.label == DESTRUCTIVE and re.search(words.DESTROY, text, re.I):
-        return True
-    if re.search(words.ZERO_VERB, text, re.I) and _everything(text, r):
+    zeroed = re.search(words.ZERO_VERB, text, re.I) and _everything(text, r)
+    if zeroed or (r.guess.label == DESTRUCTIVE and re.search(words.DESTROY, text, re.I)):
         return True
     if not re.search(words.DESTROY_VERB, text, re.I):
         return False
-    records = re.search(words.RECORDS_OF, text, re.I)
-    return bool(
-        records or (re.search(words.BULK, text, re.I) and not r.links.materials) or _everything(text, r)
-    )
+    bulk = re.search(words.BULK, text, re.I) and not r.links.materials
+    return bool(re.search(words.RECORDS_OF, text, re.I) or bulk or _everything(text, r))
 
 
 def _everything(text: str, r: Reading) -> bool:
