@@ -55,6 +55,10 @@ def test_magnitudes_are_read(text, amount, unit):
         ("butter used from June to August", date(2026, 6, 1), date(2026, 8, 31)),
         ("between July and September", date(2026, 7, 1), date(2026, 9, 30)),
         ("上个月20号以后的入库", date(2026, 10, 20), TODAY),  # a day of last month on
+        ("2/11到15/11 冷库的出库", date(2026, 11, 2), date(2026, 11, 15)),  # the day first: no 15th month
+        ("从11月5号到昨天黄油的入库", date(2026, 11, 5), date(2026, 11, 26)),  # to yesterday, not today
+        ("双十二那天的入库", date(2025, 12, 12), date(2025, 12, 12)),  # a day known by its name
+        ("what went out on christmas eve", date(2025, 12, 24), date(2025, 12, 24)),
     ],
 )
 def test_months_and_open_periods(text, since, until):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from inventory_ai.assistant.providers.offline import words
+from inventory_ai.assistant.providers.offline.replies import said as _t  # the words are data
 from inventory_ai.services.ledger import MOVEMENT_WORDS
 from inventory_ai.services.shown import figure as f  # 1,200 kg; 6,200.00: as a person reads figures
 from inventory_ai.text import CJK_RUN
@@ -27,11 +28,6 @@ def compose_answer(language: str, text: str, results: list[dict], names: Callabl
 
 
 _ERRORS_ZH = words.ERRORS_ZH  # what went wrong, in Chinese, by the error's type (offline_words.json)
-
-
-def _t(zh: bool, key: str, **values) -> str:
-    """An answer's words (offline_words.json "answers") with the figures and names of the result."""
-    return words.ANSWERS[key]["zh" if zh else "en"].format(**values)
 
 
 def _answer_one(zh: bool, result: dict, say: Callable[[str], str]) -> str:

@@ -27,7 +27,7 @@ def label_of(text: str, r: Reading, ctx: Context) -> str | Plan:
     label = _second_thought(text, r, ctx, named)
     said = _said_plainly(label, text, r, named)
     if said is None and label == CHITCHAT and not r.slots.quantities:
-        return Plan(reply=replies.small_talk(r.zh, ctx))
+        return Plan(reply=replies.said(r.zh, "small_talk"))
     if said is None and (label in (CHITCHAT, DESTRUCTIVE) or (r.guess.confidence < CONFIDENT and not named)):
         return Plan(reply=replies.which_one(r, ctx))
     return _still_to_come(said or label, text, r)

@@ -84,6 +84,8 @@ def _date_range(text: str, today: date) -> Period | None:
             m1, d1 = int(g["m1"]), int(g["d1"])
             m2 = int(g.get("m2end") or g.get("m2") or 0) or None
             d2 = int(g["d2"]) if "d2" in g else None  # None: the end of month m2 (11月底)
+            if max(m1, m2 or 0) > 12 and "d2" in g:  # 1/11到15/11: the day first, as much of the world writes
+                m1, d1, m2, d2 = d1, m1, d2, m2
         else:
             m1, d1 = _month(g.get("bm1") or g.get("em1")), _day(g.get("bd1") or g.get("ed1"))
             m2, d2 = _month(g.get("em2")), _day(g["ed2"])
@@ -114,10 +116,11 @@ def _since_weekday(text: str, today: date) -> Period | None:
     m = _SINCE_WEEKDAY.search(text)
     if not m:
         return None
-    if m.group("en"):
-        day = next(i for i, name in enumerate(_EN_WEEKDAYS) if name.startswith(m.group("en").lower()))
-    else:
-        day = _WEEKDAYS[m.group("zh")]
+    day = (
+        _WEEKDAYS[m.group("zh")]
+        if m.group("zh")
+        else [n[:3] for n in _EN_WEEKDAYS].index(m.group("en")[:3].lower())
+    )
     since = today - timedelta(days=(today.weekday() - day) % 7 or (7 if m.group("last") else 0))
     return Period(since, today, m.span())  # "since last Friday" said on a Friday: a week ago
 
@@ -143,7 +146,7 @@ _MONTH_PERIOD = re.compile(
 )
 # From a day or a month on, to today: 10号以后, 10月以来, 10月1号之后, "since October", "after the 10th".
 _OPEN = re.compile(
-    rf"(?:(?P<last>上个?月)|(?:{_ZH_MONTH})月)?(?P<d>\d{{1,2}})[号日](?:以后|之后|以来|后|起|开始|到现在|至今)"
+    rf"(?:从|自)?(?:(?P<last>上个?月)|(?:{_ZH_MONTH})月)?(?P<d>\d{{1,2}})[号日](?:以后|之后|以来|后|起|开始|到现在|至今|(?P<yday>[到至]昨天))"
     rf"|{_ZH_MONTH_ALONE}月份?(?:以后|之后|以来|起|开始|到现在|至今)"
     rf"|\b(?:since|after)\s+(?P<en>{_MONTH_NAME})(?:\s+(?P<end>{_EN_DAY}))?"
     rf"|\b(?:since|after)\s+the\s+(?P<ed>\d{{1,2}})(?:st|nd|rd|th)\b",
@@ -158,9 +161,7 @@ _TO_MONTH = re.compile(
 
 
 def _month_number(said: str | None) -> int | None:
-    if not said:
-        return None
-    value = number(said) if not said.isdigit() else int(said)
+    value = (int(said) if said.isdigit() else number(said)) if said else None
     return int(value) if value and 1 <= value <= 12 else None
 
 
@@ -202,7 +203,7 @@ def _open_period(text: str, today: date) -> Period | None:
         since = since.replace(day=day)
     except ValueError:
         return None
-    return Period(since, today, m.span())
+    return Period(since, today - timedelta(days=1) if m.group("yday") else today, m.span())  # 从3号到昨天
 
 
 _QUARTER = re.compile(
@@ -237,6 +238,11 @@ def period(text: str, today: date) -> Period | None:
         return found
     if found := _open_period(text, today) or _a_month(text, today) or _quarter(text, today):
         return found
+    for said, month_day in words.NAMED_DAYS:  # 双十一那天, Christmas: the last one up to today
+        if m := re.search(f"(?:{said})(?:那一?天|当天)?", text, re.I):
+            day = date(today.year, *map(int, month_day.split("-")))
+            day = day if day <= today else day.replace(year=today.year - 1)
+            return Period(day, day, m.span())
     for pattern, kind in _PERIOD_RES:
         if not (m := pattern.search(text)):
             continue

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from inventory_ai.assistant.providers.offline.answers import compose_answer
 from inventory_ai.assistant.providers.offline.asks import WRITES
 from inventory_ai.assistant.providers.offline.reading import Context, Plan
+from inventory_ai.assistant.providers.offline.replies import said
 from inventory_ai.assistant.providers.offline.understanding import plan
 from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, ProviderChunk, TextDelta, ToolCall
 
@@ -80,7 +81,9 @@ class OfflineProvider:
         if not results:
             decided = self._plan(text, context, earlier) if request.tools else None
             reply = decided.reply if decided is not None and decided.reply else None
-            return ModelReply(text=reply or _nothing_to_say(request.language), finish_reason="stop")
+            return ModelReply(
+                text=reply or said(request.language == "zh", "nothing_to_say"), finish_reason="stop"
+            )
         names = context.linker.english_names()
         answer = compose_answer(request.language, text, results, lambda zh: names.get(zh, zh))
         if request.tools and (note := self._plan(text, context, earlier).note):
@@ -91,16 +94,15 @@ class OfflineProvider:
         self, text: str, results: list[dict], context: Context, earlier=()
     ) -> ToolCall | tuple | None:
         decided = self._plan(text, context, earlier)
-        if not results and not decided.tool:
-            return None
         if not results:
             # A write said first is proposed with the read said after it (the read runs meanwhile).
             both = (
                 decided.after is not None and decided.tool in WRITES and decided.after.tool in context.offered
             )
-            return tuple(
+            calls = (
                 _call(p.tool, p.arguments) for p in (decided, decided.after) if p and (p is decided or both)
             )
+            return tuple(calls) if decided.tool else None
         called = {r["name"] for r in results}
         last = results[-1]
         # A detail lookup that matched several materials: show them instead.
@@ -122,12 +124,6 @@ class OfflineProvider:
         if second is not None and second.tool in context.offered and second.tool not in called:
             return _call(second.tool, second.arguments)  # the message's second ask, after the first
         return None
-
-
-def _nothing_to_say(language: str) -> str:
-    if language == "zh":
-        return "您好！请问需要查询或登记什么？"
-    return "Hello! What would you like to look up or book?"
 
 
 def _call(name: str, arguments: dict) -> ToolCall:

@@ -23,10 +23,7 @@ _CJK_END = r"(?:(?<=[\u4e00-\u9fff])|(?![a-zA-Z]))"  # 2盒dark chocolate: a Chi
 
 
 def _unit_of(match: re.Match) -> str | None:
-    for index, name in enumerate(_UNIT_NAMES):
-        if match.groupdict().get(f"u_{index}"):
-            return name
-    return None
+    return next((name for i, name in enumerate(_UNIT_NAMES) if match.groupdict().get(f"u_{i}")), None)
 
 
 @dataclass

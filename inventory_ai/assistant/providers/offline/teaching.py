@@ -11,6 +11,13 @@ from inventory_ai.assistant.providers.offline import replies, words
 from inventory_ai.assistant.providers.offline.reading import Context, Plan, Reading, direction
 
 _TOOL_WORDS = words.TOOL_WORDS  # which tool a lesson's words name (offline_words.json)
+_SAID_PHRASE = (
+    r"以后\S{0,3}说\s*(.{1,20}?)\s*(?:的时候|时)?\s*[，,]?\s*(?:就|都|便)",  # 以后有人说缺货清单就直接查低库存
+    r"\bwhen (?:i|someone|people|staff|anyone) (?:says?|types?|writes?|asks?)\s+(.{1,40}?)\s*[,，]",
+    r"\bthat\s+(.{1,30}?)\s+(?:means|is|=)\b",  # "teach it that 流水 means stock movements"
+    r"[:：]\s*(\S{1,10}?)\s*(?:就是|意思是|是指)",  # 教它：缺料就是低库存
+    r"(?:intent|意图|说法)\s*[:：]?\s*(.{1,50}?)\s*(?:should|means|=|→|->|route|就是|对应|走)",  # "SOH should route to…"
+)
 
 
 def teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
@@ -33,29 +40,8 @@ def teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         )
         if m:
             phrases = [p.strip() for p in re.split(r"[、,，/]|\band\b|和", m.group(1)) if p.strip()]
-    if not phrases:  # "以后有人说缺货清单就直接查低库存", "when someone says stock worth, show the stats"
-        m = re.search(
-            r"以后\S{0,3}说\s*(.{1,20}?)\s*(?:的时候|时)?\s*[，,]?\s*(?:就|都|便)", text
-        ) or re.search(
-            r"\bwhen (?:i|someone|people|staff|anyone) (?:says?|types?|writes?|asks?)\s+(.{1,40}?)\s*[,，]",
-            text,
-            re.I,
-        )
-        if m:
-            phrases = [m.group(1).strip(" '\"“”")]
-    if not phrases:  # "teach it that 流水 means stock movements", "教它：缺料就是低库存"
-        m = re.search(r"\bthat\s+(.{1,30}?)\s+(?:means|is|=)\b", text, re.I) or re.search(
-            r"[:：]\s*(\S{1,10}?)\s*(?:就是|意思是|是指)", text
-        )
-        if m:
-            phrases = [m.group(1).strip(" '\"“”")]
-    if not phrases:  # "add intent: SOH should route to search_materials"
-        m = re.search(
-            r"(?:intent|意图|说法)\s*[:：]?\s*(.{1,50}?)\s*(?:should|means|=|→|->|route|就是|对应|走)",
-            text,
-            re.I,
-        )
-        if m:
+    for pattern in _SAID_PHRASE:  # a phrase said without quotes, in the words around it
+        if not phrases and (m := re.search(pattern, text, re.I)):
             phrases = [m.group(1).strip(" '\"“”")]
     parts = re.split(
         r"对应|用于|指向|就是|意思是|都走|走|就去|就查|当成|当作|算作|means|for|→|->|route[sd]? (?:it )?to|go(?:es)? to|"
@@ -75,8 +61,7 @@ def teach(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         min(said)[2] if said else None
     )  # the first the request names, the longest there
     if not phrases or tool_name is None:
-        return Plan(reply=replies.ask(r.zh, "请告诉我新说法和它对应的功能，例如：新增意图：名称 shelf_life，关键词“保质期”，对应原料详情。",
-                                "Tell me the phrases and what they mean, e.g. add an intent called shelf_life with the phrase 'expiry' for material details."))  # fmt: skip
+        return Plan(reply=replies.said(r.zh, "teach_how"))
     name = (
         name_match.group(1).lower()
         if name_match

@@ -106,7 +106,7 @@ def _before_asking(text: str, r: Reading, ctx: Context) -> Plan | None:
     """What is settled before how the request asks: a refusal, a warehouse the plant does not have,
     what a place or kind holds, a table of rows the user typed."""
     if _refused(text, r) or (ctx.flagged is not None and r.typed == ctx.flagged):
-        return Plan(reply=replies.refusal(r.zh))
+        return Plan(reply=replies.said(r.zh, "refusal"))
     if not r.links.of("warehouse") and (unknown := _unknown_warehouse(text, r, ctx.linker.warehouses())):
         return Plan(reply=replies.no_such_warehouse(r.zh, unknown, ctx.linker.warehouses()))
     if listed := lookups.what_is_in(text, r, ctx):
@@ -141,16 +141,13 @@ def _unknown_warehouse(text: str, r: Reading, warehouses: list[tuple[str, str, s
 
 
 def _destroys(text: str, r: Reading) -> bool:
-    if r.guess.label == DESTRUCTIVE and re.search(words.DESTROY, text, re.I):
-        return True
-    if re.search(words.ZERO_VERB, text, re.I) and _everything(text, r):
+    zeroed = re.search(words.ZERO_VERB, text, re.I) and _everything(text, r)
+    if zeroed or (r.guess.label == DESTRUCTIVE and re.search(words.DESTROY, text, re.I)):
         return True
     if not re.search(words.DESTROY_VERB, text, re.I):
         return False
-    records = re.search(words.RECORDS_OF, text, re.I)
-    return bool(
-        records or (re.search(words.BULK, text, re.I) and not r.links.materials) or _everything(text, r)
-    )
+    bulk = re.search(words.BULK, text, re.I) and not r.links.materials
+    return bool(re.search(words.RECORDS_OF, text, re.I) or bulk or _everything(text, r))
 
 
 def _everything(text: str, r: Reading) -> bool:
@@ -218,15 +215,11 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         kind = said
     if said is None and kind in ("inbound", "outbound") and not _sure_ofdirection(r):
         # No word says which way, and the classifier cannot tell either: a write does not guess.
-        return Plan(reply=replies.ask(r.zh, "是入库还是出库？", "Is that going in or out of stock?"))
+        return Plan(reply=replies.said(r.zh, "in_or_out"))
     allowed = ctx.movements_by_role.get(ctx.role or "", frozenset())
     if ctx.role and kind not in allowed:
         return Plan(reply=replies.movement_refusal(r.zh, kind, ctx))
-    found = _one_material_and_amount(
-        r,
-        ("您要登记哪种原料？请说名称或编码，例如“高筋面粉”或“M001”。", "Which material? Give its name or code, e.g. “bread flour” or “M001”."),
-        ("{}要登记多少？请带上单位，例如 20 公斤。", "How much {}? Give a quantity with its unit, e.g. 20 kg."),
-    )  # fmt: skip
+    found = _one_material_and_amount(r, "which_to_book", "how_much_to_book")
     if isinstance(found, Plan):
         return found
     mention, amount = found
@@ -236,11 +229,9 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         return Plan(reply=replies.ask(r.zh, *bare))  # "收到淡奶油10": ten litres or ten cases?
     quantity, unit = amount
     if unit and amounts.dimension(unit) != amounts.dimension(mention.best.unit):
-        return Plan(reply=replies.ask(
-            r.zh,
-            f"{mention.best.name_zh}按 {mention.best.unit} 计，{amounts.number(quantity)} {unit} 换算不了。请问是多少 {mention.best.unit}？",
-            f"{mention.best.name_en} is counted in {mention.best.unit}; {amounts.number(quantity)} {unit} does not convert. How many {mention.best.unit}?",
-        ))  # fmt: skip
+        best = mention.best
+        return Plan(reply=replies.said(r.zh, "does_not_convert", name_zh=best.name_zh, name_en=best.name_en,
+                                       unit=best.unit, quantity=amounts.number(quantity), said=unit))  # fmt: skip
     args.update(material=mention.best.code, movement_type=kind, quantity=amounts.number(quantity))
     if unit:
         args["unit"] = unit
@@ -249,14 +240,14 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         source, target = _route(r.text, warehouses)
         source = source or ctx.home_warehouse(mention.best.code, ctx.warehouses)
         if not target or not source or source == target:
-            return Plan(reply=replies.ask(r.zh, "从哪个仓库调到哪个仓库？", "From which warehouse to which?"))
+            return Plan(reply=replies.said(r.zh, "from_where_to_where"))
         args["warehouse"], args["to_warehouse"] = source, target
     else:
         args["warehouse"] = (
             warehouses[0].code if warehouses else ctx.home_warehouse(mention.best.code, ctx.warehouses)
         )
         if not args["warehouse"]:
-            return Plan(reply=replies.ask(r.zh, "是哪个仓库？", "Which warehouse?"))
+            return Plan(reply=replies.said(r.zh, "which_warehouse"))
     args["reason"] = ("助手登记：" if r.zh else "Booked via assistant: ") + r.typed.strip()[:200]
     return Plan(tool, args)
 
@@ -289,28 +280,25 @@ def _route(text: str, warehouses) -> tuple[str | None, str | None]:
 
 
 def _one_material_and_amount(
-    r: Reading, which: tuple[str, str], how_much: tuple[str, str]
+    r: Reading, which: str, how_much: str
 ) -> tuple[Mention, tuple[Decimal, str | None]] | Plan:
     """The one material a write is about and how much of it, or the question to ask for what is
     missing: which material (`which`), which of several (their names), how much (`how_much`)."""
     if not r.links.materials:
-        return Plan(reply=replies.ask(r.zh, *which))
+        return Plan(reply=replies.said(r.zh, which))
     mention = primary(r.links)
     if not mention.exact:
         return Plan(reply=replies.which_material(r, mention))
     amount = amounts.said(r, mention)
     if amount is None:
-        names = (mention.best.name_zh, mention.best.name_en)
-        return Plan(reply=replies.ask(r.zh, how_much[0].format(names[0]), how_much[1].format(names[1])))
+        return Plan(
+            reply=replies.said(r.zh, how_much, name_zh=mention.best.name_zh, name_en=mention.best.name_en)
+        )
     return mention, amount
 
 
 def _purchase(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
-    found = _one_material_and_amount(
-        r,
-        ("要采购哪种原料？", "Which material should be ordered?"),
-        ("{}要采购多少？", "How much {} should be ordered?"),
-    )
+    found = _one_material_and_amount(r, "which_to_buy", "how_much_to_buy")
     if isinstance(found, Plan):
         return found
     mention, amount = found
