@@ -6,6 +6,7 @@ that is described rather than named."""
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -115,4 +116,31 @@ def test_a_name_of_several_materials_asks_or_lists_them_never_the_help_text(app)
 
 def test_the_detail_answer_says_what_the_material_is(app):
     body = ask(app, "staff", "M063 详情")
-    assert "说明：喷在烤盘和模具上防粘" in body["reply"] and "又称" in body["reply"]
+    assert "说明：罐装喷雾脱模油，喷在烤盘和模具上防粘" in body["reply"] and "又称" in body["reply"]
+
+
+def test_every_description_says_what_it_is_in_chinese_and_in_english():
+    lines = (SEED / "material_texts.csv").read_text(encoding="utf-8").splitlines()
+    for row in csv.DictReader(lines):
+        zh, en = row["description"].split(" / ")
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in zh), row["code"]
+        assert not any("\u4e00" <= ch <= "\u9fff" for ch in en) and re.search("[a-z]{3}", en), row["code"]
+        assert len(zh) >= 12 and len(en.split()) >= 6, row["code"]  # use, look or packing, not a name
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("往烤盘上喷的那个东西还有几罐", "M063"),  # 喷 alone, the description's 喷在: a character counts
+        ("有氨味的膨松剂还剩几袋", "M070"),  # a kind named (膨松剂), the description says which of it
+        ("从马达加斯加进的那个香料库存", "M079"),  # the same, asked as its stock
+    ],
+)
+def test_a_material_described_by_its_look_origin_or_kind_is_found(app, text, code):
+    call = first_call(ask(app, "staff", text))
+    assert call["name"] == "get_material_detail" and call["arguments"]["material"] == code, text
+
+
+@pytest.mark.parametrize("text", ["膨松剂还有多少", "香料库存"])
+def test_a_kind_said_alone_is_still_the_kind(app, text):
+    assert first_call(ask(app, "staff", text))["name"] in ("search_materials", "get_inventory_stats")
