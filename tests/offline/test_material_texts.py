@@ -144,3 +144,23 @@ def test_a_material_described_by_its_look_origin_or_kind_is_found(app, text, cod
 @pytest.mark.parametrize("text", ["膨松剂还有多少", "香料库存"])
 def test_a_kind_said_alone_is_still_the_kind(app, text):
     assert first_call(ask(app, "staff", text))["name"] in ("search_materials", "get_inventory_stats")
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("太白粉还有多少", "M010"),  # Taiwanese for potato starch
+        ("谷元粉还有多少", "M152"),  # a miswriting of 谷朊粉
+        ("色拉油还剩几桶", "M052"),  # the everyday name of refined soybean oil
+        ("how much E471 do we have", "M144"),  # the additive's E number, as the trade writes it
+        ("any xantham gum left?", "M149"),  # the usual misspelling
+    ],
+)
+def test_everyday_trade_and_miswritten_names_find_their_material(app, text, code):
+    call = first_call(ask(app, "staff", text))
+    assert call["name"] == "get_material_detail" and call["arguments"]["material"] == code, text
+
+
+def test_a_regional_word_for_cheese_lists_the_cheeses(app):
+    call = first_call(ask(app, "staff", "起司还有多少"))  # 起司, Taiwan's 芝士: three cheeses
+    assert call["name"] == "search_materials" and call["arguments"]["keyword"] == "起司"
