@@ -166,7 +166,11 @@ def what_is_in(text: str, r: Reading, ctx: Context) -> Plan | None:
         (warehouse or category)
         and not (r.links.materials or r.slots.quantities or r.slots.period or r.slots.codes)
         and "search_materials" in ctx.offered
-        and re.search(words.WHAT_IS_IN, text, re.I)
+        # "包材仓都有什么", or nothing said but a warehouse and a kind ("cold store dairy", 冷库)
+        and (
+            re.search(words.WHAT_IS_IN, text, re.I)
+            or (warehouse and not re.sub(r"[\sⓌⒸ.?？!！]", "", r.masked))
+        )
         and not re.search(words.RUNNING_LOW, text, re.I)
         and not re.search(words.REPORT, text, re.I)
     ):
