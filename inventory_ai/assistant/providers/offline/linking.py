@@ -1,9 +1,7 @@
 """Catalogue linking: which materials, warehouses, categories and suppliers a request names, through
-the product's own search index (services/search.py), in three passes: codes and exact names or
-aliases (every substring at once, one query); the longest phrase the index finds something for
-(Chinese runs cut where a character is in no name, English as the longest run of words); an
-English word that finds nothing corrected against the catalogue's words ("choclate"). A mention
-keeps its best match, its alternatives and whether it named one material exactly (docs/providers.md).
+the product's own search index: codes, exact names and other names, the longest phrase the index
+finds something for, English words corrected against the catalogue's (docs/providers.md, "How it
+understands"). A mention keeps its best match, its alternatives and whether it named one exactly.
 """
 
 from __future__ import annotations
@@ -239,11 +237,11 @@ class Linker(PlaceFinder):
                     text[span[0] : span[1]]
                 ):
                     continue  # a word no name, spec, supplier or pinyin begins with: no query needed
-                found = self._search(phrase, span)
-                if found is None and size > 1 and phrase != (as_typed := normalise(text[span[0] : span[1]])):
-                    found = self._search(as_typed, span)  # "quail eggs" as typed, not "quail egg"
-                if found is None and size > 1 and phrase != (singular := _singular(phrase)):
-                    found = self._search(singular, span)  # "butter sheets": the Butter Sheet
+                # as read, as typed ("quail eggs", not "quail egg"), singular ("butter sheets": Butter Sheet)
+                tries = [phrase] + (
+                    [normalise(text[span[0] : span[1]]), _singular(phrase)] if size > 1 else []
+                )
+                found = next((f for t in dict.fromkeys(tries) if (f := self._search(t, span))), None)
                 if found is not None:
                     mentions.append(found)
                     i += size
@@ -251,11 +249,6 @@ class Linker(PlaceFinder):
             else:
                 i += 1
         return mentions
-
-    def finds(self, phrase: str) -> int:
-        """How many materials a search for this phrase finds."""
-        found = self._search(phrase, (0, len(phrase)))
-        return found.total if found else 0
 
     def described(self, text: str) -> Mention | None:
         """A material described rather than named ("the spray that stops trays sticking"): what the
@@ -269,16 +262,12 @@ class Linker(PlaceFinder):
         if not said:
             return None
         span = (said[0].start(), said[-1].end())
-        page = self.catalogue.search(text[span[0] : span[1]], limit=4, described=True)
+        phrase = text[span[0] : span[1]]
+        page = self.catalogue.search(phrase, limit=4, described=True)
         if not page.cards:
             return None
-        candidates = page.cards
-        clear = (
-            page.total == 1 or self.catalogue.described_clearly(text[span[0] : span[1]]) == candidates[0].code
-        )
-        return Mention(
-            text[span[0] : span[1]], span, candidates[:1] if clear else candidates, clear, page.total
-        )
+        clear = page.total == 1 or self.catalogue.described_clearly(phrase) == page.cards[0].code
+        return Mention(phrase, span, page.cards[:1] if clear else page.cards, clear, page.total)
 
     def narrowed(self, mention: Mention, rest: str) -> Mention:
         """A name several materials share, made one by what else the request says of it, read
@@ -301,9 +290,8 @@ class Linker(PlaceFinder):
         page = self.catalogue.search(phrase)
         if not page.cards:
             return None
-        candidates = page.cards
-        named = normalise(phrase) in (normalise(candidates[0].name_zh), normalise(candidates[0].name_en))
-        return Mention(phrase, span, candidates, named or page.total == 1, page.total, named, page.more)
+        named = normalise(phrase) in (normalise(page.cards[0].name_zh), normalise(page.cards[0].name_en))
+        return Mention(phrase, span, page.cards, named or page.total == 1, page.total, named, page.more)
 
 
 def _options(text: str) -> dict[str, tuple[int, int]]:

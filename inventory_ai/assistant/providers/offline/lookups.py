@@ -82,7 +82,7 @@ def _a_kind(r: Reading, ctx: Context, asked_for_a_list) -> Plan | None:
         and mention.named
         and len(r.links.materials) == 1
         and re.search(words.EVERY_KIND, r.text, re.I)
-        and ctx.linker.finds(mention.text) > 1
+        and ctx.linker.catalogue.search(mention.text).total > 1
     ):  # "泡打粉 两种都还有吗": every material the name covers, not the one it is exactly
         return Plan("search_materials", {"keyword": mention.text})
     return None
@@ -90,9 +90,8 @@ def _a_kind(r: Reading, ctx: Context, asked_for_a_list) -> Plan | None:
 
 def _described_of_kind(category: str | None, r: Reading, ctx: Context) -> Mention | None:
     """The one material of a named kind that the rest of the request describes, clearly."""
-    if not category:
-        return None
-    found = ctx.linker.described(slot.blank(r.text, r.slots.spans + [p.span for p in r.links.places]))
+    said = slot.blank(r.text, r.slots.spans + [p.span for p in r.links.places])
+    found = ctx.linker.described(said) if category else None
     return found if found is not None and found.exact and found.best.category == category else None
 
 
