@@ -164,3 +164,15 @@ def test_everyday_trade_and_miswritten_names_find_their_material(app, text, code
 def test_a_regional_word_for_cheese_lists_the_cheeses(app):
     call = first_call(ask(app, "staff", "起司还有多少"))  # 起司, Taiwan's 芝士: three cheeses
     assert call["name"] == "search_materials" and call["arguments"]["keyword"] == "起司"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("包蛋挞皮的黄油还剩多少", "M029"),  # 蛋挞 finds the foil cups; the whole describes the sheet butter
+        ("is there any of the yellow tropical fruit pulp we keep frozen", "M123"),  # yellow: a colouring
+    ],
+)
+def test_names_inside_one_description_are_the_material_it_describes(app, text, code):
+    call = first_call(ask(app, "staff", text))
+    assert call["name"] == "get_material_detail" and call["arguments"]["material"] == code, text

@@ -21,6 +21,9 @@ EN_WORD = r"[A-Za-z][A-Za-z0-9'&-]*"
 _NEVER_FOR_A_NAME = "".join(words.ZH_SINGLE_STOP) + "又也只都就还和或跟"
 
 
+# What parts two names said one after the other: two materials, not one described.
+_APART = rf"[\d,，、;；。.!?！？/|]|\s\s|{words.AMOUNTS_JOINED}"  # \s\s: an amount blanked
+
 Candidate = Card  # a material a mention may be: the catalogue's own card of it
 
 
@@ -78,7 +81,26 @@ class Linker(PlaceFinder):
         mentions += self._partial(rest)
         if any(len(m.text) >= 2 for m in mentions):  # a lone character (天 of 这些天) only when nothing else
             mentions = [m for m in mentions if len(m.text) >= 2]
-        return sorted(mentions, key=lambda m: m.span)
+        return self._one_described(text, sorted(mentions, key=lambda m: m.span))
+
+    def _one_described(self, text: str, mentions: list[Mention]) -> list[Mention]:
+        """Words of one description that each find a material ("the frozen yellow fruit puree": yellow
+        is a colouring; 做蛋挞皮用的那个黄油: 蛋挞 a foil cup): when the words from the first to the
+        last, nothing parting them, describe one of those materials clearly, that one is meant (where
+        the word that finds it was said: the words between keep their say)."""
+        groups: list[list[Mention]] = []
+        for m in mentions:
+            if groups and not re.search(_APART, text[groups[-1][-1].span[1] : m.span[0]], re.I):
+                groups[-1].append(m)
+            else:
+                groups.append([m])
+        out: list[Mention] = []
+        for group in groups:
+            start, end = group[0].span[0], group[-1].span[1]
+            code = None if all(m.named for m in group) else self.catalogue.described_clearly(text[start:end])
+            held = next(((m, c) for m in group for c in m.candidates if c.code == code), None)
+            out += group if held is None else [Mention(held[0].text, held[0].span, [held[1]], True, 1)]
+        return out
 
     def _exact(self, text: str) -> list[Mention]:
         """Full Chinese names and aliases, longest first, one query for all. (English names are found
