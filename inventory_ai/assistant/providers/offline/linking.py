@@ -19,26 +19,22 @@ from inventory_ai.text import CJK_RUN
 EN_WORD = r"[A-Za-z][A-Za-z0-9'&-]*"
 # Request words never typed for a name's character (花生又到了 is not 花生油).
 _NEVER_FOR_A_NAME = "".join(words.ZH_SINGLE_STOP) + "又也只都就还和或跟"
-
-
 # What parts two names said one after the other: two materials, not one described.
 _APART = rf"[\d,，、;；。.!?！？/|]|\s\s|{words.AMOUNTS_JOINED}"  # \s\s: an amount blanked
-
-Candidate = Card  # a material a mention may be: the catalogue's own card of it
 
 
 @dataclass
 class Mention:
     text: str
     span: tuple[int, int]
-    candidates: list[Candidate]
+    candidates: list[Card]
     exact: bool  # the text points at one material: candidates[0] is it
     total: int = 0  # how many materials the phrase finds
     named: bool = False  # by its full name, an alias or its code (not a part that happens to be unique)
     more: bool = False  # the phrase finds more materials than `total` (counted only so far)
 
     @property
-    def best(self) -> Candidate:
+    def best(self) -> Card:
         return self.candidates[0]
 
 
@@ -63,10 +59,7 @@ class Linker(PlaceFinder):
         self.catalogue = catalogue
         # phrase (lower-case) -> [(kind, code)], from seed_data/aliases.csv and admins
         self.aliases = catalogue.directory.aliases
-        self._places: list[tuple[str, str, list[str], Place]] | None = None
-        self._said_as_supplier_only: set[str] = set()  # short supplier names that need context
-        self._both: set[str] = set()  # names of a warehouse and of a category alike (包材)
-        self._buildings: set[str] = set()  # warehouses said by their building (A栋, building b)
+        self._places: list[tuple[str, str, list[str], Place]] | None = None  # and the sets places() names
         self.words = catalogue.words  # services/catalogue_words.py
 
     def find_materials(self, text: str, codes: list[tuple[str, tuple[int, int]]]) -> list[Mention]:
@@ -84,10 +77,9 @@ class Linker(PlaceFinder):
         return self._one_described(text, sorted(mentions, key=lambda m: m.span))
 
     def _one_described(self, text: str, mentions: list[Mention]) -> list[Mention]:
-        """Words of one description that each find a material ("the frozen yellow fruit puree": yellow
-        is a colouring; 做蛋挞皮用的那个黄油: 蛋挞 a foil cup): when the words from the first to the
-        last, nothing parting them, describe one of those materials clearly, that one is meant (where
-        the word that finds it was said: the words between keep their say)."""
+        """Words of one description that each find a material ("the frozen yellow fruit puree": yellow,
+        a colouring): when the words from the first to the last, nothing parting them, describe one
+        of those materials clearly, that one is meant, where its own word was said."""
         groups: list[list[Mention]] = []
         for m in mentions:
             if groups and not re.search(_APART, text[groups[-1][-1].span[1] : m.span[0]], re.I):
@@ -110,12 +102,9 @@ class Linker(PlaceFinder):
             return []
         found = self._named_in(text, options)
         mentions: list[Mention] = []
-        for _length, phrase, (material, span) in sorted(
-            ((s[1] - s[0], p, v) for p, v in found.items() for s in [v[1]]), key=lambda t: -t[0]
-        ):
-            if any(span[0] < m.span[1] and span[1] > m.span[0] for m in mentions):
-                continue
-            if phrase.isascii() and not _whole_word(text.lower(), span):
+        for phrase, (material, span) in sorted(found.items(), key=lambda f: f[1][1][0] - f[1][1][1]):
+            overlaps = any(span[0] < m.span[1] and span[1] > m.span[0] for m in mentions)
+            if overlaps or (phrase.isascii() and not _whole_word(text.lower(), span)):
                 continue
             if phrase.isascii() and (longer := self._name_around(text, span)) is not None:
                 mentions.append(longer)  # the alias "eggs" inside the name "quail eggs"
@@ -126,7 +115,7 @@ class Linker(PlaceFinder):
     def _named_in(self, text: str, options: dict[str, tuple[int, int]]) -> dict:
         """phrase -> (material, span) for each phrase that is a name, a name typed by its sound or
         a material's alias."""
-        found: dict[str, tuple[Candidate, tuple[int, int]]] = {}
+        found: dict[str, tuple[Card, tuple[int, int]]] = {}
         names = [k for k in options if not k.isascii()]
         sounds = self.words.sounds_like(text, _NEVER_FOR_A_NAME)  # 他他粉 -> 塔塔粉
         # "zhong jin mian fen": a name's whole pinyin, spaced or not
@@ -144,14 +133,11 @@ class Linker(PlaceFinder):
                     typed, span = sounds[material.name_zh]
                     found.setdefault(typed, (material, span))
         lowered = {k.lower(): v for k, v in options.items()}
-        for phrase, targets in self.aliases.items():
-            if phrase not in lowered:  # the test first: a request says a few of ~800 aliases
-                continue
-            codes = {code for kind, code in targets if kind == "material"}
-            if len(codes) == 1:  # 芝士 is three cheeses: the search says which
-                material = self.catalogue.material(next(iter(codes)))
-                if material is not None:
-                    found.setdefault(phrase, (material, lowered[phrase]))
+        for phrase in lowered.keys() & self.aliases.keys():  # a request says a few of ~800 aliases
+            codes = {code for kind, code in self.aliases[phrase] if kind == "material"}
+            # 芝士 is three cheeses: the search says which
+            if len(codes) == 1 and (material := self.catalogue.material(next(iter(codes)))) is not None:
+                found.setdefault(phrase, (material, lowered[phrase]))
         return found
 
     def _name_around(self, text: str, span: tuple[int, int]) -> Mention | None:
@@ -276,11 +262,8 @@ class Linker(PlaceFinder):
         """A material described rather than named ("the spray that stops trays sticking"): what the
         catalogue's descriptions and other names share with the words left over; one clear match,
         or the few nearest to ask about."""
-        said = [
-            m
-            for m in re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]+", text)
-            if m.group(0).lower() not in words.EN_STOP
-        ]
+        found = re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]+", text)
+        said = [m for m in found if m.group(0).lower() not in words.EN_STOP]
         if not said:
             return None
         span = (said[0].start(), said[-1].end())
