@@ -176,3 +176,8 @@ def test_a_regional_word_for_cheese_lists_the_cheeses(app):
 def test_names_inside_one_description_are_the_material_it_describes(app, text, code):
     call = first_call(ask(app, "staff", text))
     assert call["name"] == "get_material_detail" and call["arguments"]["material"] == code, text
+
+
+def test_a_loose_name_said_alone_is_not_read_as_a_description(app):
+    # 面粉 is thirteen flours: one word is never "one description" that picks one of them
+    assert first_call(ask(app, "staff", "面粉有哪些"))["name"] == "search_materials"

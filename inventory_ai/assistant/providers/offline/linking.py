@@ -89,7 +89,8 @@ class Linker(PlaceFinder):
         out: list[Mention] = []
         for group in groups:
             start, end = group[0].span[0], group[-1].span[1]
-            code = None if all(m.named for m in group) else self.catalogue.described_clearly(text[start:end])
+            alone = len(group) < 2 or all(m.named for m in group)  # one word: its own search says
+            code = None if alone else self.catalogue.described_clearly(text[start:end])
             held = next(((m, c) for m in group for c in m.candidates if c.code == code), None)
             out += group if held is None else [Mention(held[0].text, held[0].span, [held[1]], True, 1)]
         return out
