@@ -64,21 +64,21 @@ def described_materials(
     characters = {ch for t in tokens for g in t.exact if len(g) == 2 for ch in g} - terms
     terms -= COMMON
     found: dict[str, dict[int, float]] = {}
-    for term in terms | characters:
+    chinese = [t for t in terms | characters if not t.isascii()]
+    # Chinese terms and characters in one query (each row says its term); English words by prefix
+    queries = [(None, MaterialSearchTerm.term.in_(chinese), len(chinese))] if chinese else []
+    for term in (t for t in terms if t.isascii()):
         cut = re.sub(r"(?<=\w{4})(?:ing|ed)$", "", term)  # "sticking" finds "stick", "coloured" "colour"
-        condition = (
-            MaterialSearchTerm.term == term
-            if not term.isascii()
-            else and_(MaterialSearchTerm.term >= cut, MaterialSearchTerm.term < cut + HIGH)
-        )
+        queries.append((term, and_(MaterialSearchTerm.term >= cut, MaterialSearchTerm.term < cut + HIGH), 1))
+    for said, condition, many in queries:
         rows = session.execute(
-            select(MaterialSearchTerm.material_id, MaterialSearchTerm.field)
+            select(MaterialSearchTerm.term, MaterialSearchTerm.material_id, MaterialSearchTerm.field)
             .join(Material, Material.id == MaterialSearchTerm.material_id)
             .where(condition, *conditions)
-            .limit(4 * _DESCRIBED_CAP)
+            .limit(4 * _DESCRIBED_CAP * many)
         ).all()
-        best = found.setdefault(term, {})
-        for mid, fld in rows:
+        for term, mid, fld in rows:
+            best = found.setdefault(said or term, {})
             best[mid] = max(best.get(mid, 0.0), _FIELD_WEIGHT.get(fld, 0.5))
     scores_: dict[int, float] = {}
     matched: dict[int, float] = {}

@@ -91,8 +91,10 @@ def _a_kind(r: Reading, ctx: Context, asked_for_a_list) -> Plan | None:
 def _described_of_kind(category: str | None, r: Reading, ctx: Context) -> Mention | None:
     """The one material of a named kind that the rest of the request describes, clearly."""
     said = slot.blank(r.text, r.slots.spans + [p.span for p in r.links.places])
-    found = ctx.linker.described(said) if category else None
-    return found if found is not None and found.exact and found.best.category == category else None
+    code = ctx.linker.catalogue.described_clearly(said) if category else None
+    card = ctx.linker.catalogue.material(code) if code else None
+    kind = r.links.of("category")[0].span if card else (0, 0)
+    return Mention(said.strip(), kind, [card], True, 1) if card and card.category == category else None
 
 
 def _searched_for(r: Reading) -> Mention | None:
