@@ -1,7 +1,6 @@
-"""The parts of a booking said in the floor's own word order ("冷库入淡奶油十箱", "6 cases whipping
-cream in to cold store"), tagged character by character by a CRF (python-crfsuite) built by
-scripts/build_floor_tagger.py and shipped as seed_data/floor_tagger.crfsuite: its tags, features and
-training are in docs/providers.md, "The floor tagger".
+"""The parts of a booking said in the floor's own word order ("冷库入淡奶油十箱", "6 cases cream in to
+cold store"), tagged per character by a CRF (python-crfsuite) built by scripts/build_floor_tagger.py
+and shipped as seed_data/floor_tagger.crfsuite (docs/providers.md, "The floor tagger").
 """
 
 from __future__ import annotations
