@@ -26,6 +26,7 @@ from inventory_ai.services.search_index import (
 )
 
 _FIELD_WEIGHT = {NAME: 1.0, SYNONYM: 1.0, DETAIL: 0.5, DESCRIPTION: 0.8}
+_CHARACTER = 0.4  # a character's share of a pair's weight
 _DESCRIBED_CAP = 60  # a word more materials than this share says little of which one is meant
 
 
@@ -58,31 +59,37 @@ def described_materials(
     terms = {g for t in tokens for g in t.exact} | {
         t.prefix for t in tokens if t.prefix and len(t.prefix) >= 3
     }
+    # A Chinese description says its words in other pairs than the request (喷在烤盘 / 喷的东西):
+    # each character counts too, at a part of a pair's weight.
+    characters = {ch for t in tokens for g in t.exact if len(g) == 2 for ch in g} - terms
     terms -= COMMON
-    scores_: dict[int, float] = {}
-    matched: dict[int, int] = {}
-    for term in terms:
+    found: dict[str, dict[int, float]] = {}
+    chinese = [t for t in terms | characters if not t.isascii()]
+    # Chinese terms and characters in one query (each row says its term); English words by prefix
+    queries = [(None, MaterialSearchTerm.term.in_(chinese), len(chinese))] if chinese else []
+    for term in (t for t in terms if t.isascii()):
         cut = re.sub(r"(?<=\w{4})(?:ing|ed)$", "", term)  # "sticking" finds "stick", "coloured" "colour"
-        condition = (
-            MaterialSearchTerm.term == term
-            if not term.isascii()
-            else and_(MaterialSearchTerm.term >= cut, MaterialSearchTerm.term < cut + HIGH)
-        )
+        queries.append((term, and_(MaterialSearchTerm.term >= cut, MaterialSearchTerm.term < cut + HIGH), 1))
+    for said, condition, many in queries:
         rows = session.execute(
-            select(MaterialSearchTerm.material_id, MaterialSearchTerm.field)
+            select(MaterialSearchTerm.term, MaterialSearchTerm.material_id, MaterialSearchTerm.field)
             .join(Material, Material.id == MaterialSearchTerm.material_id)
             .where(condition, *conditions)
-            .limit(4 * _DESCRIBED_CAP)
+            .limit(4 * _DESCRIBED_CAP * many)
         ).all()
-        best: dict[int, float] = {}
-        for mid, fld in rows:
+        for term, mid, fld in rows:
+            best = found.setdefault(said or term, {})
             best[mid] = max(best.get(mid, 0.0), _FIELD_WEIGHT.get(fld, 0.5))
+    scores_: dict[int, float] = {}
+    matched: dict[int, float] = {}
+    for term, best in found.items():
         if not best or len(best) > _DESCRIBED_CAP:
             continue
+        part = _CHARACTER if term in characters else 1.0
         rarity = math.log(1 + _DESCRIBED_CAP / len(best))
         for mid, weight in best.items():
-            scores_[mid] = scores_.get(mid, 0.0) + rarity * weight
-            matched[mid] = matched.get(mid, 0) + 1
+            scores_[mid] = scores_.get(mid, 0.0) + part * rarity * weight
+            matched[mid] = matched.get(mid, 0) + part
     if not scores_:
         return []
     top = max(scores_.values())

@@ -537,3 +537,16 @@ def test_a_kind_said_in_two_characters_finds_its_names_with_one_between(app, ses
     assert call["name"] == "search_materials" and call["arguments"]["keyword"] == "奶油"
     call = first_call(ask(app, "staff", "黄油有哪些"))
     assert call["name"] == "search_materials" and call["arguments"]["keyword"] == "黄油"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("冷库 乳制品", {"warehouse": "WH02", "category": "DA"}),  # nothing said but a place and a kind
+        ("cold store eggs?", {"warehouse": "WH02", "category": "EG"}),
+        ("包材仓", {"warehouse": "WH03"}),  # a warehouse alone: what it holds, not "which material?"
+    ],
+)
+def test_a_place_said_alone_is_what_it_holds(app, text, expected):
+    call = first_call(ask(app, "staff", text))
+    assert call["name"] == "search_materials" and call["arguments"] == expected, text

@@ -6,6 +6,7 @@ that is described rather than named."""
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -115,4 +116,68 @@ def test_a_name_of_several_materials_asks_or_lists_them_never_the_help_text(app)
 
 def test_the_detail_answer_says_what_the_material_is(app):
     body = ask(app, "staff", "M063 详情")
-    assert "说明：喷在烤盘和模具上防粘" in body["reply"] and "又称" in body["reply"]
+    assert "说明：罐装喷雾脱模油，喷在烤盘和模具上防粘" in body["reply"] and "又称" in body["reply"]
+
+
+def test_every_description_says_what_it_is_in_chinese_and_in_english():
+    lines = (SEED / "material_texts.csv").read_text(encoding="utf-8").splitlines()
+    for row in csv.DictReader(lines):
+        zh, en = row["description"].split(" / ")
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in zh), row["code"]
+        assert not any("\u4e00" <= ch <= "\u9fff" for ch in en) and re.search("[a-z]{3}", en), row["code"]
+        assert len(zh) >= 12 and len(en.split()) >= 6, row["code"]  # use, look or packing, not a name
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("往烤盘上喷的那个东西还有几罐", "M063"),  # 喷 alone, the description's 喷在: a character counts
+        ("有氨味的膨松剂还剩几袋", "M070"),  # a kind named (膨松剂), the description says which of it
+        ("从马达加斯加进的那个香料库存", "M079"),  # the same, asked as its stock
+    ],
+)
+def test_a_material_described_by_its_look_origin_or_kind_is_found(app, text, code):
+    call = first_call(ask(app, "staff", text))
+    assert call["name"] == "get_material_detail" and call["arguments"]["material"] == code, text
+
+
+@pytest.mark.parametrize("text", ["膨松剂还有多少", "香料库存"])
+def test_a_kind_said_alone_is_still_the_kind(app, text):
+    assert first_call(ask(app, "staff", text))["name"] in ("search_materials", "get_inventory_stats")
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("太白粉还有多少", "M010"),  # Taiwanese for potato starch
+        ("谷元粉还有多少", "M152"),  # a miswriting of 谷朊粉
+        ("色拉油还剩几桶", "M052"),  # the everyday name of refined soybean oil
+        ("how much E471 do we have", "M144"),  # the additive's E number, as the trade writes it
+        ("any xantham gum left?", "M149"),  # the usual misspelling
+    ],
+)
+def test_everyday_trade_and_miswritten_names_find_their_material(app, text, code):
+    call = first_call(ask(app, "staff", text))
+    assert call["name"] == "get_material_detail" and call["arguments"]["material"] == code, text
+
+
+def test_a_regional_word_for_cheese_lists_the_cheeses(app):
+    call = first_call(ask(app, "staff", "起司还有多少"))  # 起司, Taiwan's 芝士: three cheeses
+    assert call["name"] == "search_materials" and call["arguments"]["keyword"] == "起司"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("包蛋挞皮的黄油还剩多少", "M029"),  # 蛋挞 finds the foil cups; the whole describes the sheet butter
+        ("is there any of the yellow tropical fruit pulp we keep frozen", "M123"),  # yellow: a colouring
+    ],
+)
+def test_names_inside_one_description_are_the_material_it_describes(app, text, code):
+    call = first_call(ask(app, "staff", text))
+    assert call["name"] == "get_material_detail" and call["arguments"]["material"] == code, text
+
+
+def test_a_loose_name_said_alone_is_not_read_as_a_description(app):
+    # 面粉 is thirteen flours: one word is never "one description" that picks one of them
+    assert first_call(ask(app, "staff", "面粉有哪些"))["name"] == "search_materials"

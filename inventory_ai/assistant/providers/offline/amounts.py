@@ -190,11 +190,8 @@ def bare_number(r: Reading, mention: Mention) -> tuple[str, str] | None:
     if not spec_pack or r.slots.quantities[0].amount != int(r.slots.quantities[0].amount):
         return None  # 12.5 of a flour: kilograms, never half a bag
     size = pack_size(mention.best.spec, spec_pack.group(1))
-    try:
-        if size and convert(size[0], size[1], mention.best.unit) == 1:
-            return None  # a pack of 1 kg: either reading is the same amount
-    except DomainError:
-        pass
+    if size and _fits(size[1], mention) and convert(size[0], size[1], mention.best.unit) == 1:
+        return None  # a pack of 1 kg: either reading is the same amount
     n, unit, pack = number(r.slots.quantities[0].amount), mention.best.unit, spec_pack.group(1)
     english = PACK_WORDS.get(pack, (pack,))[0]
     return (

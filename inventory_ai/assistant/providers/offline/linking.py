@@ -1,9 +1,7 @@
 """Catalogue linking: which materials, warehouses, categories and suppliers a request names, through
-the product's own search index (services/search.py), in three passes: codes and exact names or
-aliases (every substring at once, one query); the longest phrase the index finds something for
-(Chinese runs cut where a character is in no name, English as the longest run of words); an
-English word that finds nothing corrected against the catalogue's words ("choclate"). A mention
-keeps its best match, its alternatives and whether it named one material exactly (docs/providers.md).
+the product's own search index: codes, exact names and other names, the longest phrase the index
+finds something for, English words corrected against the catalogue's (docs/providers.md, "How it
+understands"). A mention keeps its best match, its alternatives and whether it named one exactly.
 """
 
 from __future__ import annotations
@@ -21,23 +19,22 @@ from inventory_ai.text import CJK_RUN
 EN_WORD = r"[A-Za-z][A-Za-z0-9'&-]*"
 # Request words never typed for a name's character (花生又到了 is not 花生油).
 _NEVER_FOR_A_NAME = "".join(words.ZH_SINGLE_STOP) + "又也只都就还和或跟"
-
-
-Candidate = Card  # a material a mention may be: the catalogue's own card of it
+# What parts two names said one after the other: two materials, not one described.
+_APART = rf"[\d,，、;；。.!?！？/|]|\s\s|{words.AMOUNTS_JOINED}"  # \s\s: an amount blanked
 
 
 @dataclass
 class Mention:
     text: str
     span: tuple[int, int]
-    candidates: list[Candidate]
+    candidates: list[Card]
     exact: bool  # the text points at one material: candidates[0] is it
     total: int = 0  # how many materials the phrase finds
     named: bool = False  # by its full name, an alias or its code (not a part that happens to be unique)
     more: bool = False  # the phrase finds more materials than `total` (counted only so far)
 
     @property
-    def best(self) -> Candidate:
+    def best(self) -> Card:
         return self.candidates[0]
 
 
@@ -62,10 +59,7 @@ class Linker(PlaceFinder):
         self.catalogue = catalogue
         # phrase (lower-case) -> [(kind, code)], from seed_data/aliases.csv and admins
         self.aliases = catalogue.directory.aliases
-        self._places: list[tuple[str, str, list[str], Place]] | None = None
-        self._said_as_supplier_only: set[str] = set()  # short supplier names that need context
-        self._both: set[str] = set()  # names of a warehouse and of a category alike (包材)
-        self._buildings: set[str] = set()  # warehouses said by their building (A栋, building b)
+        self._places: list[tuple[str, str, list[str], Place]] | None = None  # and the sets places() names
         self.words = catalogue.words  # services/catalogue_words.py
 
     def find_materials(self, text: str, codes: list[tuple[str, tuple[int, int]]]) -> list[Mention]:
@@ -80,7 +74,26 @@ class Linker(PlaceFinder):
         mentions += self._partial(rest)
         if any(len(m.text) >= 2 for m in mentions):  # a lone character (天 of 这些天) only when nothing else
             mentions = [m for m in mentions if len(m.text) >= 2]
-        return sorted(mentions, key=lambda m: m.span)
+        return self._one_described(text, sorted(mentions, key=lambda m: m.span))
+
+    def _one_described(self, text: str, mentions: list[Mention]) -> list[Mention]:
+        """Words of one description that each find a material ("the frozen yellow fruit puree": yellow,
+        a colouring): when the words from the first to the last, nothing parting them, describe one
+        of those materials clearly, that one is meant, where its own word was said."""
+        groups: list[list[Mention]] = []
+        for m in mentions:
+            if groups and not re.search(_APART, text[groups[-1][-1].span[1] : m.span[0]], re.I):
+                groups[-1].append(m)
+            else:
+                groups.append([m])
+        out: list[Mention] = []
+        for group in groups:
+            start, end = group[0].span[0], group[-1].span[1]
+            alone = len(group) < 2 or all(m.named for m in group)  # one word: its own search says
+            code = None if alone else self.catalogue.described_clearly(text[start:end])
+            held = next(((m, c) for m in group for c in m.candidates if c.code == code), None)
+            out += group if held is None else [Mention(held[0].text, held[0].span, [held[1]], True, 1)]
+        return out
 
     def _exact(self, text: str) -> list[Mention]:
         """Full Chinese names and aliases, longest first, one query for all. (English names are found
@@ -90,12 +103,9 @@ class Linker(PlaceFinder):
             return []
         found = self._named_in(text, options)
         mentions: list[Mention] = []
-        for _length, phrase, (material, span) in sorted(
-            ((s[1] - s[0], p, v) for p, v in found.items() for s in [v[1]]), key=lambda t: -t[0]
-        ):
-            if any(span[0] < m.span[1] and span[1] > m.span[0] for m in mentions):
-                continue
-            if phrase.isascii() and not _whole_word(text.lower(), span):
+        for phrase, (material, span) in sorted(found.items(), key=lambda f: f[1][1][0] - f[1][1][1]):
+            overlaps = any(span[0] < m.span[1] and span[1] > m.span[0] for m in mentions)
+            if overlaps or (phrase.isascii() and not _whole_word(text.lower(), span)):
                 continue
             if phrase.isascii() and (longer := self._name_around(text, span)) is not None:
                 mentions.append(longer)  # the alias "eggs" inside the name "quail eggs"
@@ -106,7 +116,7 @@ class Linker(PlaceFinder):
     def _named_in(self, text: str, options: dict[str, tuple[int, int]]) -> dict:
         """phrase -> (material, span) for each phrase that is a name, a name typed by its sound or
         a material's alias."""
-        found: dict[str, tuple[Candidate, tuple[int, int]]] = {}
+        found: dict[str, tuple[Card, tuple[int, int]]] = {}
         names = [k for k in options if not k.isascii()]
         sounds = self.words.sounds_like(text, _NEVER_FOR_A_NAME)  # 他他粉 -> 塔塔粉
         # "zhong jin mian fen": a name's whole pinyin, spaced or not
@@ -124,14 +134,11 @@ class Linker(PlaceFinder):
                     typed, span = sounds[material.name_zh]
                     found.setdefault(typed, (material, span))
         lowered = {k.lower(): v for k, v in options.items()}
-        for phrase, targets in self.aliases.items():
-            if phrase not in lowered:  # the test first: a request says a few of ~800 aliases
-                continue
-            codes = {code for kind, code in targets if kind == "material"}
-            if len(codes) == 1:  # 芝士 is three cheeses: the search says which
-                material = self.catalogue.material(next(iter(codes)))
-                if material is not None:
-                    found.setdefault(phrase, (material, lowered[phrase]))
+        for phrase in lowered.keys() & self.aliases.keys():  # a request says a few of ~800 aliases
+            codes = {code for kind, code in self.aliases[phrase] if kind == "material"}
+            # 芝士 is three cheeses: the search says which
+            if len(codes) == 1 and (material := self.catalogue.material(next(iter(codes)))) is not None:
+                found.setdefault(phrase, (material, lowered[phrase]))
         return found
 
     def _name_around(self, text: str, span: tuple[int, int]) -> Mention | None:
@@ -239,11 +246,11 @@ class Linker(PlaceFinder):
                     text[span[0] : span[1]]
                 ):
                     continue  # a word no name, spec, supplier or pinyin begins with: no query needed
-                found = self._search(phrase, span)
-                if found is None and size > 1 and phrase != (as_typed := normalise(text[span[0] : span[1]])):
-                    found = self._search(as_typed, span)  # "quail eggs" as typed, not "quail egg"
-                if found is None and size > 1 and phrase != (singular := _singular(phrase)):
-                    found = self._search(singular, span)  # "butter sheets": the Butter Sheet
+                # as read, as typed ("quail eggs", not "quail egg"), singular ("butter sheets": Butter Sheet)
+                tries = [phrase] + (
+                    [normalise(text[span[0] : span[1]]), _singular(phrase)] if size > 1 else []
+                )
+                found = next((f for t in dict.fromkeys(tries) if (f := self._search(t, span))), None)
                 if found is not None:
                     mentions.append(found)
                     i += size
@@ -252,33 +259,21 @@ class Linker(PlaceFinder):
                 i += 1
         return mentions
 
-    def finds(self, phrase: str) -> int:
-        """How many materials a search for this phrase finds."""
-        found = self._search(phrase, (0, len(phrase)))
-        return found.total if found else 0
-
     def described(self, text: str) -> Mention | None:
         """A material described rather than named ("the spray that stops trays sticking"): what the
         catalogue's descriptions and other names share with the words left over; one clear match,
         or the few nearest to ask about."""
-        said = [
-            m
-            for m in re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]+", text)
-            if m.group(0).lower() not in words.EN_STOP
-        ]
+        found = re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]+", text)
+        said = [m for m in found if m.group(0).lower() not in words.EN_STOP]
         if not said:
             return None
         span = (said[0].start(), said[-1].end())
-        page = self.catalogue.search(text[span[0] : span[1]], limit=4, described=True)
+        phrase = text[span[0] : span[1]]
+        page = self.catalogue.search(phrase, limit=4, described=True)
         if not page.cards:
             return None
-        candidates = page.cards
-        clear = (
-            page.total == 1 or self.catalogue.described_clearly(text[span[0] : span[1]]) == candidates[0].code
-        )
-        return Mention(
-            text[span[0] : span[1]], span, candidates[:1] if clear else candidates, clear, page.total
-        )
+        clear = page.total == 1 or self.catalogue.described_clearly(phrase) == page.cards[0].code
+        return Mention(phrase, span, page.cards[:1] if clear else page.cards, clear, page.total)
 
     def narrowed(self, mention: Mention, rest: str) -> Mention:
         """A name several materials share, made one by what else the request says of it, read
@@ -301,9 +296,8 @@ class Linker(PlaceFinder):
         page = self.catalogue.search(phrase)
         if not page.cards:
             return None
-        candidates = page.cards
-        named = normalise(phrase) in (normalise(candidates[0].name_zh), normalise(candidates[0].name_en))
-        return Mention(phrase, span, candidates, named or page.total == 1, page.total, named, page.more)
+        named = normalise(phrase) in (normalise(page.cards[0].name_zh), normalise(page.cards[0].name_en))
+        return Mention(phrase, span, page.cards, named or page.total == 1, page.total, named, page.more)
 
 
 def _options(text: str) -> dict[str, tuple[int, int]]:

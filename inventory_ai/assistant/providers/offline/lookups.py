@@ -15,9 +15,10 @@ from inventory_ai.assistant.providers.offline.reading import Context, Plan, Read
 
 
 def lookup(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
-    mention = primary(r.links)
     warehouse, category, supplier = place(r, "warehouse"), place(r, "category"), r.links.of("supplier")
     asked_for_a_list = re.search(words.SEARCH, r.text, re.I)
+    # 那个闻起来有氨味的膨松剂: one of the kind named, described
+    mention = primary(r.links) or (None if asked_for_a_list else _described_of_kind(category, r, ctx))
     if "search_materials" in ctx.offered and (kind := _a_kind(r, ctx, asked_for_a_list)):
         return kind
     if asked_for_a_list and len(r.links.materials) > 1:
@@ -81,10 +82,19 @@ def _a_kind(r: Reading, ctx: Context, asked_for_a_list) -> Plan | None:
         and mention.named
         and len(r.links.materials) == 1
         and re.search(words.EVERY_KIND, r.text, re.I)
-        and ctx.linker.finds(mention.text) > 1
+        and ctx.linker.catalogue.search(mention.text).total > 1
     ):  # "泡打粉 两种都还有吗": every material the name covers, not the one it is exactly
         return Plan("search_materials", {"keyword": mention.text})
     return None
+
+
+def _described_of_kind(category: str | None, r: Reading, ctx: Context) -> Mention | None:
+    """The one material of a named kind that the rest of the request describes, clearly."""
+    said = slot.blank(r.text, r.slots.spans + [p.span for p in r.links.places])
+    code = ctx.linker.catalogue.described_clearly(said) if category else None
+    card = ctx.linker.catalogue.material(code) if code else None
+    kind = r.links.of("category")[0].span if card else (0, 0)
+    return Mention(said.strip(), kind, [card], True, 1) if card and card.category == category else None
 
 
 def _searched_for(r: Reading) -> Mention | None:
@@ -157,7 +167,11 @@ def what_is_in(text: str, r: Reading, ctx: Context) -> Plan | None:
         (warehouse or category)
         and not (r.links.materials or r.slots.quantities or r.slots.period or r.slots.codes)
         and "search_materials" in ctx.offered
-        and re.search(words.WHAT_IS_IN, text, re.I)
+        # "包材仓都有什么", or nothing said but a warehouse and a kind ("cold store dairy", 冷库)
+        and (
+            re.search(words.WHAT_IS_IN, text, re.I)
+            or (warehouse and not re.sub(r"[\sⓌⒸ.?？!！]", "", r.masked))
+        )
         and not re.search(words.RUNNING_LOW, text, re.I)
         and not re.search(words.REPORT, text, re.I)
     ):
@@ -168,8 +182,12 @@ def what_is_in(text: str, r: Reading, ctx: Context) -> Plan | None:
 
 def stats(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     mention = primary(r.links)
+    if mention is None and tool == "get_inventory_stats":  # 马达加斯加进的那个香料库存: one of the kind
+        mention = _described_of_kind(place(r, "category"), r, ctx)
     kind = mention is not None and re.search(words.KIND_MARK, r.text[mention.span[1] :], re.I)
-    alone = mention is not None and len(r.links.materials) == 1 and not (kind or r.links.places)
+    alone = mention is not None and (
+        not r.links.materials or (len(r.links.materials) == 1 and not (kind or r.links.places))
+    )
     if (
         alone
         and "get_material_detail" in ctx.offered

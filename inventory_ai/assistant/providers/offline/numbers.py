@@ -38,9 +38,7 @@ def cn_number(text: str) -> Decimal | None:
 
 
 def number(text: str) -> Decimal | None:
-    if re.fullmatch(r"half an?", text.strip(), re.I):
-        return Decimal("0.5")
-    text = text.strip().lower()
+    text = re.sub(r"^half an?$", "half", text.strip().lower())
     if re.fullmatch(DIGITS, text):
         return Decimal(text.replace(",", ""))
     if m := re.fullmatch(rf"({DIGITS})\s*([万千kw])", text):

@@ -1,13 +1,6 @@
-"""The parts of a booking said in the floor's own word order ("冷库入淡奶油十箱", "淡奶油10箱进冷库",
-"从主仓调10袋高筋面粉到冷库", "6 cases whipping cream in to cold store"), found by a sequence tagger:
-a CRF (python-crfsuite) that tags each character as part of a material (MAT), a number (NUM), a
-unit (UNIT), a pack word (PACK), the warehouse (WH; a transfer's source), a transfer's target (TO),
-where goods go (DEST) or a word of direction (IN, OUT, MOVE). It reads characters and their
-neighbours, the words around an English character, and what the request is known to say: the
-materials and warehouses linking found, and the units, packs, direction verbs and production lines
-of offline_words.json. The model is built once from examples generated from the seeded catalogue and
-a grammar of word orders (seed_data/floor_grammar.json) plus the dev split's bookings, by
-scripts/build_floor_tagger.py, and shipped as seed_data/floor_tagger.crfsuite.
+"""The parts of a booking said in the floor's own word order ("冷库入淡奶油十箱", "6 cases cream in to
+cold store"), tagged per character by a CRF (python-crfsuite) built by scripts/build_floor_tagger.py
+and shipped as seed_data/floor_tagger.crfsuite (docs/providers.md, "The floor tagger").
 """
 
 from __future__ import annotations
