@@ -48,6 +48,11 @@ _RANGES = [
         rf"(?:(?P<em2>{_MONTH_NAME})\s+)?(?P<ed2>{_EN_DAY})\b" + _NOT_AN_AMOUNT,
         re.I,
     ),
+    re.compile(  # 2026-11-01~2026-11-15, "1 Nov to 15 Nov"
+        rf"(?P<y1>20\d\d)-(?P<m1>\d\d?)-(?P<d1>\d\d?)\s*(?:到|至|~|～|-|–|to|until)\s*(?P<y2>20\d\d)-(?P<m2>\d\d?)-(?P<d2>\d\d?)"
+        rf"|\b(?P<fd1>{_EN_DAY})\s+(?P<fm1>{_MONTH_NAME})\s*(?:to|until|till|through|-|–)\s*(?P<fd2>{_EN_DAY})\s+(?P<fm2>{_MONTH_NAME})",
+        re.I,
+    ),
     re.compile(r"(?<![月\d])(?P<td1>\d{1,2})[号日]\s*(?:到|至|~|-)\s*(?P<td2>\d{1,2})[号日]"),
     re.compile(  # 11/2-11/8, 11.3到11.9: month and day with a slash or a dot
         r"(?<![\d/.])(?P<m1>\d{1,2})[/.](?P<d1>\d{1,2})\s*(?:到|至|~|～|-|–|—)\s*(?P<m2>\d{1,2})[/.](?P<d2>\d{1,2})"
@@ -87,8 +92,11 @@ def _date_range(text: str, today: date) -> Period | None:
             if max(m1, m2 or 0) > 12 and "d2" in g:  # 1/11到15/11: the day first, as much of the world writes
                 m1, d1, m2, d2 = d1, m1, d2, m2
         else:
-            m1, d1 = _month(g.get("bm1") or g.get("em1")), _day(g.get("bd1") or g.get("ed1"))
-            m2, d2 = _month(g.get("em2")), _day(g["ed2"])
+            m1, d1 = (
+                _month(g.get("bm1") or g.get("em1") or g["fm1"]),
+                _day(g.get("bd1") or g.get("ed1") or g["fd1"]),
+            )
+            m2, d2 = _month(g.get("em2") or g.get("fm2")), _day(g.get("ed2") or g["fd2"])
         try:
             since = date(year or today.year, m1, d1)
             if year is None and since > today:  # "nov 20 to 30" said in January: last year's
@@ -140,7 +148,8 @@ _ZH_MONTH_ALONE = _ZH_MONTH.replace("?P<m>", "?P<m2>")
 # A whole month: 9月的入库, 八月份, 去年12月, "in October", "during Sept" (never 月饼, 9月5号, 月底前).
 _MONTH_PERIOD = re.compile(
     rf"(?:(?P<y>20\d\d)年|(?P<rel>今年|去年))?(?<![\d个上本这下])(?<!每){_ZH_MONTH}月份?(?![\d饼底初中]|\s*[前之]|[一二三四五六七八九十]+[日号])"
-    rf"|\b(?:in|during|for|of|over|through|across|throughout|from|between)\s+(?:the\s+month\s+of\s+)?(?P<en>{_MONTH_NAME})"
+    rf"|(?:\b(?:in|during|for|of|over|through|across|throughout|from|between)\s+(?:the\s+month\s+of\s+)?|(?<!\d\s)(?<!by\s)\b(?!ma[yr]))"
+    rf"(?P<en>{_MONTH_NAME})(?!\s*\d\d?\b)"
     rf"(?:\s+(?P<eny>20\d\d))?",
     re.I,
 )
@@ -148,7 +157,7 @@ _MONTH_PERIOD = re.compile(
 _OPEN = re.compile(
     rf"(?:从|自)?(?:(?P<last>上个?月)|(?:{_ZH_MONTH})月)?(?P<d>\d{{1,2}})[号日](?:以后|之后|以来|后|起|开始|到现在|至今|(?P<yday>[到至]昨天))"
     rf"|{_ZH_MONTH_ALONE}月份?(?:以后|之后|以来|起|开始|到现在|至今)"
-    rf"|\b(?:since|after)\s+(?P<en>{_MONTH_NAME})(?:\s+(?P<end>{_EN_DAY}))?"
+    rf"|\b(?:(?P<from>from)|since|after)\s+(?:(?P<dm>{_EN_DAY})\s+(?:of\s+)?)?(?P<en>{_MONTH_NAME})(?:\s+(?P<end>{_EN_DAY}))?(?(from)\s+onwards?\b)"
     rf"|\b(?:since|after)\s+the\s+(?P<ed>\d{{1,2}})(?:st|nd|rd|th)\b",
     re.I,
 )
@@ -191,7 +200,7 @@ def _open_period(text: str, today: date) -> Period | None:
     if not m:
         return None
     month = _month_number(m.group("m") or m.group("m2")) or _month(m.group("en"))
-    day = m.group("d") or m.group("ed") or m.group("end")
+    day = m.group("d") or m.group("ed") or m.group("end") or m.group("dm")
     day = _day(day) if day else 1
     if month is None:
         since = today.replace(day=1)
@@ -231,8 +240,27 @@ def _quarter(text: str, today: date) -> Period | None:
     return Period(date(year, 3 * q + 1, 1), min(_month_end(year, 3 * q + 3), today), m.span())
 
 
+_TEN_DAYS = re.compile(rf"(?:(?P<rel>上个?月|本月|这个?月)|{_ZH_MONTH}月)?(?P<part>[上中下])旬")
+
+
+def _ten_days(text: str, today: date) -> Period | None:
+    """上旬, 中旬, 下旬: the 1st to the 10th, the 11th to the 20th, the 21st to the month's end."""
+    if not (m := _TEN_DAYS.search(text)):
+        return None
+    month = _month_number(m.group("m"))
+    first = (
+        today.replace(day=1)
+        if month
+        else _months_before(today.replace(day=1), (m.group("rel") or "").startswith("上"))
+    )
+    first = first.replace(month=month, year=today.year - (month > today.month)) if month else first
+    part = "上中下".index(m.group("part"))
+    until = _month_end(first.year, first.month) if part == 2 else first.replace(day=10 * part + 10)
+    return Period(first.replace(day=10 * part + 1), min(until, today), m.span())
+
+
 def period(text: str, today: date) -> Period | None:
-    if found := _date_range(text, today):
+    if found := _date_range(text, today) or _ten_days(text, today):
         return found
     if found := _since_weekday(text, today):
         return found
@@ -262,6 +290,10 @@ def period(text: str, today: date) -> Period | None:
             "three_days_ago": (today - 3 * day, today - 3 * day), "this_week": (monday, today),
             "last_week": (monday - 7 * day, monday - day), "week_before_last": (monday - 14 * day, monday - 8 * day),
             "this_month": (first, today), "last_month": ((first - day).replace(day=1), first - day),
+            "month_before_last": (_months_before(first, 2), _months_before(first, 1) - day),
+            "fortnight": (today - 13 * day, today), "this_year": (today.replace(month=1, day=1), today),
+            "first_half": (today.replace(month=1, day=1), min(today, date(today.year, 6, 30))),
+            "second_half": (date(today.year, 7, 1), today),  # said before July: the plan ahead, no history
         }[kind]  # fmt: skip
         return Period(since, until, m.span())
     return None
