@@ -50,7 +50,7 @@ _RANGES = [
     ),
     re.compile(  # 2026-11-01~2026-11-15, "1 Nov to 15 Nov"
         rf"(?P<y1>20\d\d)-(?P<m1>\d\d?)-(?P<d1>\d\d?)\s*(?:到|至|~|～|-|–|to|until)\s*(?P<y2>20\d\d)-(?P<m2>\d\d?)-(?P<d2>\d\d?)"
-        rf"|\b(?P<fd1>{_EN_DAY})\s+(?P<fm1>{_MONTH_NAME})\s*(?:to|until|till|through|-|–)\s*(?P<fd2>{_EN_DAY})\s+(?P<fm2>{_MONTH_NAME})",
+        rf"|\b(?P<ed1>{_EN_DAY})\s+(?P<em1>{_MONTH_NAME})\s*(?:to|until|till|through|-|–)\s*(?P<ed2>{_EN_DAY})\s+(?P<em2>{_MONTH_NAME})",
         re.I,
     ),
     re.compile(r"(?<![月\d])(?P<td1>\d{1,2})[号日]\s*(?:到|至|~|-)\s*(?P<td2>\d{1,2})[号日]"),
@@ -92,11 +92,8 @@ def _date_range(text: str, today: date) -> Period | None:
             if max(m1, m2 or 0) > 12 and "d2" in g:  # 1/11到15/11: the day first, as much of the world writes
                 m1, d1, m2, d2 = d1, m1, d2, m2
         else:
-            m1, d1 = (
-                _month(g.get("bm1") or g.get("em1") or g["fm1"]),
-                _day(g.get("bd1") or g.get("ed1") or g["fd1"]),
-            )
-            m2, d2 = _month(g.get("em2") or g.get("fm2")), _day(g.get("ed2") or g["fd2"])
+            m1, d1 = _month(g.get("bm1") or g.get("em1")), _day(g.get("bd1") or g.get("ed1"))
+            m2, d2 = _month(g.get("em2")), _day(g["ed2"])
         try:
             since = date(year or today.year, m1, d1)
             if year is None and since > today:  # "nov 20 to 30" said in January: last year's
@@ -121,14 +118,10 @@ _SINCE_WEEKDAY = re.compile(
 
 def _since_weekday(text: str, today: date) -> Period | None:
     """ "since Monday", 周一以来: from that day, the latest one not after today, to today."""
-    m = _SINCE_WEEKDAY.search(text)
-    if not m:
+    if not (m := _SINCE_WEEKDAY.search(text)):
         return None
-    day = (
-        _WEEKDAYS[m.group("zh")]
-        if m.group("zh")
-        else [n[:3] for n in _EN_WEEKDAYS].index(m.group("en")[:3].lower())
-    )
+    said = m.group("zh") or m.group("en")[:3].lower()
+    day = _WEEKDAYS[said] if m.group("zh") else [n[:3] for n in _EN_WEEKDAYS].index(said)
     since = today - timedelta(days=(today.weekday() - day) % 7 or (7 if m.group("last") else 0))
     return Period(since, today, m.span())  # "since last Friday" said on a Friday: a week ago
 
@@ -240,32 +233,23 @@ def _quarter(text: str, today: date) -> Period | None:
     return Period(date(year, 3 * q + 1, 1), min(_month_end(year, 3 * q + 3), today), m.span())
 
 
-_TEN_DAYS = re.compile(rf"(?:(?P<rel>上个?月|本月|这个?月)|{_ZH_MONTH}月)?(?P<part>[上中下])旬")
+_TEN_DAYS = re.compile(rf"(?:(?P<last>上个?月)|本月|这个?月|{_ZH_MONTH}月)?(?P<part>[上中下])旬")
 
 
 def _ten_days(text: str, today: date) -> Period | None:
-    """上旬, 中旬, 下旬: the 1st to the 10th, the 11th to the 20th, the 21st to the month's end."""
+    """上旬, 中旬, 下旬 of a month (this one unless said): the 1st-10th, the 11th-20th, the 21st on."""
     if not (m := _TEN_DAYS.search(text)):
         return None
-    month = _month_number(m.group("m"))
-    first = (
-        today.replace(day=1)
-        if month
-        else _months_before(today.replace(day=1), (m.group("rel") or "").startswith("上"))
-    )
-    first = first.replace(month=month, year=today.year - (month > today.month)) if month else first
-    part = "上中下".index(m.group("part"))
-    until = _month_end(first.year, first.month) if part == 2 else first.replace(day=10 * part + 10)
+    month, part = _month_number(m.group("m")) or today.month, "上中下".index(m.group("part"))
+    first = _months_before(today.replace(day=1), (today.month - month) % 12 + bool(m.group("last")))
+    until = first.replace(day=10 * part + 10) if part < 2 else _month_end(first.year, first.month)
     return Period(first.replace(day=10 * part + 1), min(until, today), m.span())
 
 
 def period(text: str, today: date) -> Period | None:
-    if found := _date_range(text, today) or _ten_days(text, today):
-        return found
-    if found := _since_weekday(text, today):
-        return found
-    if found := _open_period(text, today) or _a_month(text, today) or _quarter(text, today):
-        return found
+    for read in (_date_range, _ten_days, _since_weekday, _open_period, _a_month, _quarter):
+        if found := read(text, today):
+            return found
     for said, month_day in words.NAMED_DAYS:  # 双十一那天, Christmas: the last one up to today
         if m := re.search(f"(?:{said})(?:那一?天|当天)?", text, re.I):
             day = date(today.year, *map(int, month_day.split("-")))
@@ -388,13 +372,7 @@ def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
             found = found.replace(year=year + 1)
         return found, m.span()
     if m := re.search(r"(下)?(?:周|星期|礼拜)([一二三四五六日天])", text):
-        weekday = _WEEKDAYS[m.group(2)]
-        start = (
-            today + timedelta(days=7 - today.weekday())
-            if m.group(1)
-            else today - timedelta(days=today.weekday())
-        )
-        found = start + timedelta(days=weekday)
+        found = today + timedelta(days=_WEEKDAYS[m.group(2)] - today.weekday() + (7 if m.group(1) else 0))
         return (found if found > today else found + timedelta(days=7)), m.span()
     if m := re.search(r"\b(next\s+|by\s+|before\s+)?(" + "|".join(_EN_WEEKDAYS) + r")\b", text, re.I):
         weekday = _EN_WEEKDAYS.index(m.group(2).lower())
