@@ -52,6 +52,13 @@ TODAY = date(2026, 11, 27)
         ("上季度的入库", date(2026, 7, 1), date(2026, 9, 30)),
         ("本季度的出库", date(2026, 10, 1), TODAY),
         ("movements the week before last", date(2026, 11, 9), date(2026, 11, 15)),
+        ("movements between the 16th and the 20th of this month", date(2026, 11, 16), date(2026, 11, 20)),
+        ("Nov 20 之后的 inbound", date(2026, 11, 20), TODAY),
+        ("butter out Nov 10 onwards", date(2026, 11, 10), TODAY),
+        ("这周一到周三主仓的入库", date(2026, 11, 23), date(2026, 11, 25)),
+        ("上周五的所有流水", date(2026, 11, 20), date(2026, 11, 20)),
+        ("上周一到周三的出库", date(2026, 11, 16), date(2026, 11, 18)),
+        ("本周二的入库", date(2026, 11, 24), date(2026, 11, 24)),
     ],
 )
 def test_periods_people_say(text, since, until):
@@ -67,6 +74,7 @@ def test_periods_people_say(text, since, until):
         "march the pallets to WH02",
         "出库黄油 2026-11-01",  # one date alone: no range
         "上半部分货架的黄油",  # 上半 of a shelf, not of a year
+        "下周一要到的黄油",  # a day ahead: a due date, no period
     ],
 )
 def test_words_that_are_no_period(text):
