@@ -53,14 +53,14 @@ _RANGES = [
         rf"|\b(?P<ed1>{_EN_DAY})\s+(?P<em1>{_MONTH_NAME})\s*(?:to|until|till|through|-|–)\s*(?P<ed2>{_EN_DAY})\s+(?P<em2>{_MONTH_NAME})",
         re.I,
     ),
-    re.compile(r"(?<![月\d])(?P<td1>\d{1,2})[号日]\s*(?:到|至|~|-)\s*(?P<td2>\d{1,2})[号日]"),
+    re.compile(  # 3号到10号, "between the 16th and the 20th": days of one month
+        r"(?<![月\d])(?P<td1>\d{1,2})[号日]\s*(?:到|至|~|-)\s*(?P<td2>\d{1,2})[号日]"
+        r"|\b(?:from|between)\s+the\s+(?P<te1>\d{1,2})(?:st|nd|rd|th)\s+(?:to|until|till|and)\s+the\s+(?P<te2>\d{1,2})(?:st|nd|rd|th)\b",
+        re.I,
+    ),
     re.compile(  # 11/2-11/8, 11.3到11.9: month and day with a slash or a dot
         r"(?<![\d/.])(?P<m1>\d{1,2})[/.](?P<d1>\d{1,2})\s*(?:到|至|~|～|-|–|—)\s*(?P<m2>\d{1,2})[/.](?P<d2>\d{1,2})"
         + _NOT_AN_AMOUNT
-    ),
-    re.compile(
-        r"\bfrom\s+the\s+(?P<td1>\d{1,2})(?:st|nd|rd|th)\s+(?:to|until|till)\s+the\s+(?P<td2>\d{1,2})(?:st|nd|rd|th)\b",
-        re.I,
     ),
 ]
 
@@ -75,15 +75,14 @@ def _day(text: str) -> int:
 
 def _date_range(text: str, today: date) -> Period | None:
     for pattern in _RANGES:
-        m = pattern.search(text)
-        if not m:
+        if not (m := pattern.search(text)):
             continue
         g = {k: v for k, v in m.groupdict().items() if v}
         year = int(g["y1"]) if "y1" in g else None
+        if "te1" in g:
+            g["td1"], g["td2"] = g["te1"], g["te2"]
         if "td1" in g:  # days of this month; of last month when they have not come yet
-            start_month = today.replace(day=1)
-            if int(g["td1"]) > today.day:
-                start_month = (start_month - timedelta(days=1)).replace(day=1)
+            start_month = _months_before(today.replace(day=1), int(g["td1"]) > today.day)
             year, m1, d1, m2, d2 = start_month.year, start_month.month, int(g["td1"]), None, int(g["td2"])
         elif "m1" in g:
             m1, d1 = int(g["m1"]), int(g["d1"])
@@ -126,6 +125,22 @@ def _since_weekday(text: str, today: date) -> Period | None:
     return Period(since, today, m.span())  # "since last Friday" said on a Friday: a week ago
 
 
+_WEEK_DAYS = re.compile(
+    r"(?P<wk>上上|上|这|本)个?(?:周|星期|礼拜)(?P<a>[一二三四五六日天])(?![共些起下点次])"
+    r"(?:\s*(?:到|至|~|-)\s*(?:周|星期|礼拜)?(?P<b>[一二三四五六日天]))?"
+)
+
+
+def _week_days(text: str, today: date) -> Period | None:
+    """上周五, 这周一到周三: a day or days of this week or of one before (one not come yet: none)."""
+    if not (m := _WEEK_DAYS.search(text)):
+        return None
+    monday = today - timedelta(days=today.weekday() + 7 * m.group("wk").count("上"))
+    since = monday + timedelta(days=_WEEKDAYS[m.group("a")])
+    until = monday + timedelta(days=_WEEKDAYS[m.group("b") or m.group("a")])
+    return Period(since, min(until, today), m.span()) if since <= today else None
+
+
 def _months_before(today: date, n: int) -> date:
     """The same day n months back (the month's last day when it has no such day)."""
     year, month = divmod(today.year * 12 + today.month - 1 - n, 12)
@@ -150,7 +165,8 @@ _MONTH_PERIOD = re.compile(
 _OPEN = re.compile(
     rf"(?:从|自)?(?:(?P<last>上个?月)|(?:{_ZH_MONTH})月)?(?P<d>\d{{1,2}})[号日](?:以后|之后|以来|后|起|开始|到现在|至今|(?P<yday>[到至]昨天))"
     rf"|{_ZH_MONTH_ALONE}月份?(?:以后|之后|以来|起|开始|到现在|至今)"
-    rf"|\b(?:(?P<from>from)|since|after)\s+(?:(?P<dm>{_EN_DAY})\s+(?:of\s+)?)?(?P<en>{_MONTH_NAME})(?:\s+(?P<end>{_EN_DAY}))?(?(from)\s+onwards?\b)"
+    rf"|\b(?:(?P<from>from\s+)|since\s+|after\s+|(?P<bare>))(?:(?P<dm>{_EN_DAY})\s+(?:of\s+)?)?(?P<en>{_MONTH_NAME})"
+    rf"(?:\s+(?P<end>{_EN_DAY}))?(?(from)\s+onwards?\b)(?(bare)\s*(?:之后|以后|以来|起|onwards?\b))"
     rf"|\b(?:since|after)\s+the\s+(?P<ed>\d{{1,2}})(?:st|nd|rd|th)\b",
     re.I,
 )
@@ -169,8 +185,7 @@ def _month_number(said: str | None) -> int | None:
 
 def _a_month(text: str, today: date) -> Period | None:
     """A month said alone is that whole month, this year's unless it has not come yet."""
-    m = _MONTH_PERIOD.search(text)
-    if not m:
+    if not (m := _MONTH_PERIOD.search(text)):
         return None
     month = _month_number(m.group("m")) or _month(m.group("en"))
     if month is None:
@@ -189,8 +204,7 @@ def _a_month(text: str, today: date) -> Period | None:
 
 
 def _open_period(text: str, today: date) -> Period | None:
-    m = _OPEN.search(text)
-    if not m:
+    if not (m := _OPEN.search(text)):
         return None
     month = _month_number(m.group("m") or m.group("m2")) or _month(m.group("en"))
     day = m.group("d") or m.group("ed") or m.group("end") or m.group("dm")
@@ -247,7 +261,7 @@ def _ten_days(text: str, today: date) -> Period | None:
 
 
 def period(text: str, today: date) -> Period | None:
-    for read in (_date_range, _ten_days, _since_weekday, _open_period, _a_month, _quarter):
+    for read in (_date_range, _ten_days, _since_weekday, _week_days, _open_period, _a_month, _quarter):
         if found := read(text, today):
             return found
     for said, month_day in words.NAMED_DAYS:  # 双十一那天, Christmas: the last one up to today
