@@ -1,7 +1,7 @@
-"""Periods and due dates as staff say them: 今天, 前天, 本周, 上个月, 上上周, 最近7天, 过去三个月,
-"since Monday", "nov 1 to nov 10", 11月1号到10号, a month (9月的, 八月份, "in October"), an open period
-(10号以后, 10月以来, "since October"); and a purchase's needed-by date (2026-12-05, 12月5日, 下周一,
-"by Dec 1", 明年七月底前, 月底前)."""
+"""Periods and due dates as staff say them: 今天, 上上周, 上上个月, 最近7天, "past fortnight", 今年以来/YTD,
+上半年/H1, a quarter, 11月上旬, 上周五, 这周一到周三, ranges (11月1号到10号, "1 Nov to 15 Nov", 2026-11-01~2026-11-15),
+a month (9月的, "in October", "Oct movements"), an open period (10号以后, "since 1 November", "from Nov 10 onwards");
+and a purchase's needed-by date (2026-12-05, 12月5日, 下周一, "by Dec 1", 明年七月底前, 月底前)."""
 
 from __future__ import annotations
 
@@ -344,19 +344,22 @@ def _near_day(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
     if m := _SLASH_DATE.search(text):
         month, day, year = int(m.group("m")), int(m.group("d")), today.year
     elif m := _DAY_NEEDED.search(text):
-        day, later = (
-            int(m.group("d")),
-            (m.group("rel") or "").startswith("下") or int(m.group("d")) < today.day,
-        )
-        year, month = divmod(today.year * 12 + today.month - 1 + later, 12)
-        month += 1
+        day = int(m.group("d"))
+        later = (m.group("rel") or "").startswith("下") or day < today.day
+        ahead = _months_before(today.replace(day=1), -later)
+        year, month = ahead.year, ahead.month
     else:
         return None
+    return (found, m.span()) if (found := _not_past(year, month, day, today)) else None
+
+
+def _not_past(year: int, month: int, day: int, today: date, fixed: bool = False) -> date | None:
+    """That day, a year on when it has passed and its year was not said; None when there is no such day."""
     try:
         found = date(year, month, day)
     except ValueError:
         return None
-    return (found if found >= today else found.replace(year=year + 1)), m.span()
+    return found if fixed or found >= today else found.replace(year=year + 1)
 
 
 def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
@@ -364,34 +367,18 @@ def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
     明年七月底前, 月底前."""
     if m := _EN_DATE.search(text):
         month, day = _month(m.group("m1") or m.group("m2")), _day(m.group("d1") or m.group("d2"))
-        try:
-            found = date(today.year, month, day)
-        except ValueError:
-            return None
-        return (found if found >= today else found.replace(year=today.year + 1)), m.span()
+        return (found, m.span()) if (found := _not_past(today.year, month, day, today)) else None
     if found := _month_edge(text, today) or _near_day(text, today):
         return found
-    if m := _ISO.search(text):
-        try:
-            return date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m.span()
-        except ValueError:
-            return None
-    if m := _CN_DATE.search(text):
-        year = int(m.group(1)) if m.group(1) else today.year
-        try:
-            found = date(year, int(m.group(2)), int(m.group(3)))
-        except ValueError:
-            return None
-        if not m.group(1) and found < today:
-            found = found.replace(year=year + 1)
-        return found, m.span()
+    if m := _ISO.search(text) or _CN_DATE.search(text):  # 2026-12-05, 12月5日
+        year, month, day = int(m.group(1) or today.year), int(m.group(2)), int(m.group(3))
+        return (found, m.span()) if (found := _not_past(year, month, day, today, bool(m.group(1)))) else None
     if m := re.search(r"(下)?(?:周|星期|礼拜)([一二三四五六日天])", text):
         found = today + timedelta(days=_WEEKDAYS[m.group(2)] - today.weekday() + (7 if m.group(1) else 0))
         return (found if found > today else found + timedelta(days=7)), m.span()
     if m := re.search(r"\b(next\s+|by\s+|before\s+)?(" + "|".join(_EN_WEEKDAYS) + r")\b", text, re.I):
         weekday = _EN_WEEKDAYS.index(m.group(2).lower())
         ahead = (weekday - today.weekday()) % 7 or 7
-        if (m.group(1) or "").strip().lower() == "next" and ahead < 7:
-            ahead += 7 if today.weekday() < weekday else 0
+        ahead += 7 * ((m.group(1) or "").strip().lower() == "next" and today.weekday() < weekday)
         return today + timedelta(days=ahead), m.span()
     return None
