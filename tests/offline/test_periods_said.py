@@ -79,3 +79,7 @@ def test_periods_people_say(text, since, until):
 )
 def test_words_that_are_no_period(text):
     assert slots.parse(text, TODAY).period is None
+
+
+def test_a_part_of_the_month_not_come_yet_is_no_period():
+    assert slots.parse("下旬的出库", date(2026, 11, 5)).period is None  # never the 21st to the 5th

@@ -257,7 +257,8 @@ def _ten_days(text: str, today: date) -> Period | None:
     month, part = _month_number(m.group("m")) or today.month, "上中下".index(m.group("part"))
     first = _months_before(today.replace(day=1), (today.month - month) % 12 + bool(m.group("last")))
     until = first.replace(day=10 * part + 10) if part < 2 else _month_end(first.year, first.month)
-    return Period(first.replace(day=10 * part + 1), min(until, today), m.span())
+    since = first.replace(day=10 * part + 1)
+    return Period(since, min(until, today), m.span()) if since <= today else None  # not come yet: none
 
 
 def period(text: str, today: date) -> Period | None:
