@@ -5,11 +5,13 @@ it. Today is Friday 2026-11-27; weeks start on Monday."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 
 from inventory_ai.assistant.providers.offline import slots
+from inventory_ai.services import clock
+from tests.support.evaluation import evaluate
 
 TODAY = date(2026, 11, 27)
 
@@ -83,3 +85,40 @@ def test_words_that_are_no_period(text):
 
 def test_a_part_of_the_month_not_come_yet_is_no_period():
     assert slots.parse("下旬的出库", date(2026, 11, 5)).period is None  # never the 21st to the 5th
+
+
+def test_whole_requests_with_such_periods_are_judged_right(app, session):
+    """Through the real loop and the evaluation judge, on the clock the loop itself reads."""
+    app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
+    today = clock.today()
+    first = today.replace(day=1)
+    before_last = (first - timedelta(days=1)).replace(day=1) - timedelta(days=1)
+    movements = {"tool": "get_stock_movements", "role": "warehouse_manager"}
+    cases = [
+        {
+            "id": "P1",
+            "text": "上上个月无盐黄油出了多少",
+            "args": {
+                "material": "M027",
+                "movement_type": "outbound",
+                "since": before_last.replace(day=1).isoformat(),
+                "until": before_last.isoformat(),
+            },
+        },
+        {
+            "id": "P2",
+            "text": "YTD cocoa powder outbound",
+            "args": {"material": "M082", "movement_type": "outbound", "since": f"{today.year}-01-01"},
+        },
+        {
+            "id": "P3",
+            "text": "cocoa powder outbound in the past fortnight",
+            "args": {
+                "material": "M082",
+                "movement_type": "outbound",
+                "since": (today - timedelta(days=13)).isoformat(),
+            },
+        },
+    ]
+    for result in evaluate(session, [{**movements, **case} for case in cases], today):
+        assert result.ok, result.why
