@@ -1,7 +1,7 @@
-"""Periods and due dates as staff say them: 今天, 前天, 本周, 上个月, 上上周, 最近7天, 过去三个月,
-"since Monday", "nov 1 to nov 10", 11月1号到10号, a month (9月的, 八月份, "in October"), an open period
-(10号以后, 10月以来, "since October"); and a purchase's needed-by date (2026-12-05, 12月5日, 下周一,
-"by Dec 1", 明年七月底前, 月底前)."""
+"""Periods and due dates as staff say them: 今天, 上上周, 上上个月, 最近7天, "past fortnight", 今年以来/YTD,
+上半年/H1, a quarter, 11月上旬, 上周五, 这周一到周三, ranges (11月1号到10号, "1 Nov to 15 Nov", 2026-11-01~2026-11-15),
+a month (9月的, "in October", "Oct movements"), an open period (10号以后, "since 1 November", "from Nov 10 onwards");
+and a purchase's needed-by date (2026-12-05, 12月5日, 下周一, "by Dec 1", 明年七月底前, 月底前)."""
 
 from __future__ import annotations
 
@@ -48,14 +48,19 @@ _RANGES = [
         rf"(?:(?P<em2>{_MONTH_NAME})\s+)?(?P<ed2>{_EN_DAY})\b" + _NOT_AN_AMOUNT,
         re.I,
     ),
-    re.compile(r"(?<![月\d])(?P<td1>\d{1,2})[号日]\s*(?:到|至|~|-)\s*(?P<td2>\d{1,2})[号日]"),
+    re.compile(  # 2026-11-01~2026-11-15, "1 Nov to 15 Nov"
+        rf"(?P<y1>20\d\d)-(?P<m1>\d\d?)-(?P<d1>\d\d?)\s*(?:到|至|~|～|-|–|to|until)\s*(?P<y2>20\d\d)-(?P<m2>\d\d?)-(?P<d2>\d\d?)"
+        rf"|\b(?P<ed1>{_EN_DAY})\s+(?P<em1>{_MONTH_NAME})\s*(?:to|until|till|through|-|–)\s*(?P<ed2>{_EN_DAY})\s+(?P<em2>{_MONTH_NAME})",
+        re.I,
+    ),
+    re.compile(  # 3号到10号, "between the 16th and the 20th": days of one month
+        r"(?<![月\d])(?P<td1>\d{1,2})[号日]\s*(?:到|至|~|-)\s*(?P<td2>\d{1,2})[号日]"
+        r"|\b(?:from|between)\s+the\s+(?P<te1>\d{1,2})(?:st|nd|rd|th)\s+(?:to|until|till|and)\s+the\s+(?P<te2>\d{1,2})(?:st|nd|rd|th)\b",
+        re.I,
+    ),
     re.compile(  # 11/2-11/8, 11.3到11.9: month and day with a slash or a dot
         r"(?<![\d/.])(?P<m1>\d{1,2})[/.](?P<d1>\d{1,2})\s*(?:到|至|~|～|-|–|—)\s*(?P<m2>\d{1,2})[/.](?P<d2>\d{1,2})"
         + _NOT_AN_AMOUNT
-    ),
-    re.compile(
-        r"\bfrom\s+the\s+(?P<td1>\d{1,2})(?:st|nd|rd|th)\s+(?:to|until|till)\s+the\s+(?P<td2>\d{1,2})(?:st|nd|rd|th)\b",
-        re.I,
     ),
 ]
 
@@ -70,15 +75,14 @@ def _day(text: str) -> int:
 
 def _date_range(text: str, today: date) -> Period | None:
     for pattern in _RANGES:
-        m = pattern.search(text)
-        if not m:
+        if not (m := pattern.search(text)):
             continue
         g = {k: v for k, v in m.groupdict().items() if v}
         year = int(g["y1"]) if "y1" in g else None
+        if "te1" in g:
+            g["td1"], g["td2"] = g["te1"], g["te2"]
         if "td1" in g:  # days of this month; of last month when they have not come yet
-            start_month = today.replace(day=1)
-            if int(g["td1"]) > today.day:
-                start_month = (start_month - timedelta(days=1)).replace(day=1)
+            start_month = _months_before(today.replace(day=1), int(g["td1"]) > today.day)
             year, m1, d1, m2, d2 = start_month.year, start_month.month, int(g["td1"]), None, int(g["td2"])
         elif "m1" in g:
             m1, d1 = int(g["m1"]), int(g["d1"])
@@ -113,16 +117,28 @@ _SINCE_WEEKDAY = re.compile(
 
 def _since_weekday(text: str, today: date) -> Period | None:
     """ "since Monday", 周一以来: from that day, the latest one not after today, to today."""
-    m = _SINCE_WEEKDAY.search(text)
-    if not m:
+    if not (m := _SINCE_WEEKDAY.search(text)):
         return None
-    day = (
-        _WEEKDAYS[m.group("zh")]
-        if m.group("zh")
-        else [n[:3] for n in _EN_WEEKDAYS].index(m.group("en")[:3].lower())
-    )
+    said = m.group("zh") or m.group("en")[:3].lower()
+    day = _WEEKDAYS[said] if m.group("zh") else [n[:3] for n in _EN_WEEKDAYS].index(said)
     since = today - timedelta(days=(today.weekday() - day) % 7 or (7 if m.group("last") else 0))
     return Period(since, today, m.span())  # "since last Friday" said on a Friday: a week ago
+
+
+_WEEK_DAYS = re.compile(
+    r"(?P<wk>上上|上|这|本)个?(?:周|星期|礼拜)(?P<a>[一二三四五六日天])(?![共些起下点次])"
+    r"(?:\s*(?:到|至|~|-)\s*(?:周|星期|礼拜)?(?P<b>[一二三四五六日天]))?"
+)
+
+
+def _week_days(text: str, today: date) -> Period | None:
+    """上周五, 这周一到周三: a day or days of this week or of one before (one not come yet: none)."""
+    if not (m := _WEEK_DAYS.search(text)):
+        return None
+    monday = today - timedelta(days=today.weekday() + 7 * m.group("wk").count("上"))
+    since = monday + timedelta(days=_WEEKDAYS[m.group("a")])
+    until = monday + timedelta(days=_WEEKDAYS[m.group("b") or m.group("a")])
+    return Period(since, min(until, today), m.span()) if since <= today else None
 
 
 def _months_before(today: date, n: int) -> date:
@@ -140,7 +156,8 @@ _ZH_MONTH_ALONE = _ZH_MONTH.replace("?P<m>", "?P<m2>")
 # A whole month: 9月的入库, 八月份, 去年12月, "in October", "during Sept" (never 月饼, 9月5号, 月底前).
 _MONTH_PERIOD = re.compile(
     rf"(?:(?P<y>20\d\d)年|(?P<rel>今年|去年))?(?<![\d个上本这下])(?<!每){_ZH_MONTH}月份?(?![\d饼底初中]|\s*[前之]|[一二三四五六七八九十]+[日号])"
-    rf"|\b(?:in|during|for|of|over|through|across|throughout|from|between)\s+(?:the\s+month\s+of\s+)?(?P<en>{_MONTH_NAME})"
+    rf"|(?:\b(?:in|during|for|of|over|through|across|throughout|from|between)\s+(?:the\s+month\s+of\s+)?|(?<!\d\s)(?<!by\s)\b(?!ma[yr]))"
+    rf"(?P<en>{_MONTH_NAME})(?!\s*\d\d?\b)"
     rf"(?:\s+(?P<eny>20\d\d))?",
     re.I,
 )
@@ -148,7 +165,8 @@ _MONTH_PERIOD = re.compile(
 _OPEN = re.compile(
     rf"(?:从|自)?(?:(?P<last>上个?月)|(?:{_ZH_MONTH})月)?(?P<d>\d{{1,2}})[号日](?:以后|之后|以来|后|起|开始|到现在|至今|(?P<yday>[到至]昨天))"
     rf"|{_ZH_MONTH_ALONE}月份?(?:以后|之后|以来|起|开始|到现在|至今)"
-    rf"|\b(?:since|after)\s+(?P<en>{_MONTH_NAME})(?:\s+(?P<end>{_EN_DAY}))?"
+    rf"|\b(?:(?P<from>from\s+)|since\s+|after\s+|(?P<bare>))(?:(?P<dm>{_EN_DAY})\s+(?:of\s+)?)?(?P<en>{_MONTH_NAME})"
+    rf"(?:\s+(?P<end>{_EN_DAY}))?(?(from)\s+onwards?\b)(?(bare)\s*(?:之后|以后|以来|起|onwards?\b))"
     rf"|\b(?:since|after)\s+the\s+(?P<ed>\d{{1,2}})(?:st|nd|rd|th)\b",
     re.I,
 )
@@ -167,8 +185,7 @@ def _month_number(said: str | None) -> int | None:
 
 def _a_month(text: str, today: date) -> Period | None:
     """A month said alone is that whole month, this year's unless it has not come yet."""
-    m = _MONTH_PERIOD.search(text)
-    if not m:
+    if not (m := _MONTH_PERIOD.search(text)):
         return None
     month = _month_number(m.group("m")) or _month(m.group("en"))
     if month is None:
@@ -187,11 +204,10 @@ def _a_month(text: str, today: date) -> Period | None:
 
 
 def _open_period(text: str, today: date) -> Period | None:
-    m = _OPEN.search(text)
-    if not m:
+    if not (m := _OPEN.search(text)):
         return None
     month = _month_number(m.group("m") or m.group("m2")) or _month(m.group("en"))
-    day = m.group("d") or m.group("ed") or m.group("end")
+    day = m.group("d") or m.group("ed") or m.group("end") or m.group("dm")
     day = _day(day) if day else 1
     if month is None:
         since = today.replace(day=1)
@@ -231,13 +247,24 @@ def _quarter(text: str, today: date) -> Period | None:
     return Period(date(year, 3 * q + 1, 1), min(_month_end(year, 3 * q + 3), today), m.span())
 
 
+_TEN_DAYS = re.compile(rf"(?:(?P<last>上个?月)|本月|这个?月|{_ZH_MONTH}月)?(?P<part>[上中下])旬")
+
+
+def _ten_days(text: str, today: date) -> Period | None:
+    """上旬, 中旬, 下旬 of a month (this one unless said): the 1st-10th, the 11th-20th, the 21st on."""
+    if not (m := _TEN_DAYS.search(text)):
+        return None
+    month, part = _month_number(m.group("m")) or today.month, "上中下".index(m.group("part"))
+    first = _months_before(today.replace(day=1), (today.month - month) % 12 + bool(m.group("last")))
+    until = first.replace(day=10 * part + 10) if part < 2 else _month_end(first.year, first.month)
+    since = first.replace(day=10 * part + 1)
+    return Period(since, min(until, today), m.span()) if since <= today else None  # not come yet: none
+
+
 def period(text: str, today: date) -> Period | None:
-    if found := _date_range(text, today):
-        return found
-    if found := _since_weekday(text, today):
-        return found
-    if found := _open_period(text, today) or _a_month(text, today) or _quarter(text, today):
-        return found
+    for read in (_date_range, _ten_days, _since_weekday, _week_days, _open_period, _a_month, _quarter):
+        if found := read(text, today):
+            return found
     for said, month_day in words.NAMED_DAYS:  # 双十一那天, Christmas: the last one up to today
         if m := re.search(f"(?:{said})(?:那一?天|当天)?", text, re.I):
             day = date(today.year, *map(int, month_day.split("-")))
@@ -262,6 +289,10 @@ def period(text: str, today: date) -> Period | None:
             "three_days_ago": (today - 3 * day, today - 3 * day), "this_week": (monday, today),
             "last_week": (monday - 7 * day, monday - day), "week_before_last": (monday - 14 * day, monday - 8 * day),
             "this_month": (first, today), "last_month": ((first - day).replace(day=1), first - day),
+            "month_before_last": (_months_before(first, 2), _months_before(first, 1) - day),
+            "fortnight": (today - 13 * day, today), "this_year": (today.replace(month=1, day=1), today),
+            "first_half": (today.replace(month=1, day=1), min(today, date(today.year, 6, 30))),
+            "second_half": (date(today.year, 7, 1), today),  # said before July: the plan ahead, no history
         }[kind]  # fmt: skip
         return Period(since, until, m.span())
     return None
@@ -314,19 +345,22 @@ def _near_day(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
     if m := _SLASH_DATE.search(text):
         month, day, year = int(m.group("m")), int(m.group("d")), today.year
     elif m := _DAY_NEEDED.search(text):
-        day, later = (
-            int(m.group("d")),
-            (m.group("rel") or "").startswith("下") or int(m.group("d")) < today.day,
-        )
-        year, month = divmod(today.year * 12 + today.month - 1 + later, 12)
-        month += 1
+        day = int(m.group("d"))
+        later = (m.group("rel") or "").startswith("下") or day < today.day
+        ahead = _months_before(today.replace(day=1), -later)
+        year, month = ahead.year, ahead.month
     else:
         return None
+    return (found, m.span()) if (found := _not_past(year, month, day, today)) else None
+
+
+def _not_past(year: int, month: int, day: int, today: date, fixed: bool = False) -> date | None:
+    """That day, a year on when it has passed and its year was not said; None when there is no such day."""
     try:
         found = date(year, month, day)
     except ValueError:
         return None
-    return (found if found >= today else found.replace(year=year + 1)), m.span()
+    return found if fixed or found >= today else found.replace(year=year + 1)
 
 
 def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
@@ -334,40 +368,18 @@ def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
     明年七月底前, 月底前."""
     if m := _EN_DATE.search(text):
         month, day = _month(m.group("m1") or m.group("m2")), _day(m.group("d1") or m.group("d2"))
-        try:
-            found = date(today.year, month, day)
-        except ValueError:
-            return None
-        return (found if found >= today else found.replace(year=today.year + 1)), m.span()
+        return (found, m.span()) if (found := _not_past(today.year, month, day, today)) else None
     if found := _month_edge(text, today) or _near_day(text, today):
         return found
-    if m := _ISO.search(text):
-        try:
-            return date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m.span()
-        except ValueError:
-            return None
-    if m := _CN_DATE.search(text):
-        year = int(m.group(1)) if m.group(1) else today.year
-        try:
-            found = date(year, int(m.group(2)), int(m.group(3)))
-        except ValueError:
-            return None
-        if not m.group(1) and found < today:
-            found = found.replace(year=year + 1)
-        return found, m.span()
+    if m := _ISO.search(text) or _CN_DATE.search(text):  # 2026-12-05, 12月5日
+        year, month, day = int(m.group(1) or today.year), int(m.group(2)), int(m.group(3))
+        return (found, m.span()) if (found := _not_past(year, month, day, today, bool(m.group(1)))) else None
     if m := re.search(r"(下)?(?:周|星期|礼拜)([一二三四五六日天])", text):
-        weekday = _WEEKDAYS[m.group(2)]
-        start = (
-            today + timedelta(days=7 - today.weekday())
-            if m.group(1)
-            else today - timedelta(days=today.weekday())
-        )
-        found = start + timedelta(days=weekday)
+        found = today + timedelta(days=_WEEKDAYS[m.group(2)] - today.weekday() + (7 if m.group(1) else 0))
         return (found if found > today else found + timedelta(days=7)), m.span()
     if m := re.search(r"\b(next\s+|by\s+|before\s+)?(" + "|".join(_EN_WEEKDAYS) + r")\b", text, re.I):
         weekday = _EN_WEEKDAYS.index(m.group(2).lower())
         ahead = (weekday - today.weekday()) % 7 or 7
-        if (m.group(1) or "").strip().lower() == "next" and ahead < 7:
-            ahead += 7 if today.weekday() < weekday else 0
+        ahead += 7 * ((m.group(1) or "").strip().lower() == "next" and today.weekday() < weekday)
         return today + timedelta(days=ahead), m.span()
     return None
