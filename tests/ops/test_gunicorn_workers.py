@@ -125,3 +125,56 @@ def test_each_worker_freezes_what_it_loaded_out_of_the_collectors_sight():
         assert gc.get_freeze_count() > frozen + 100_000  # the test process's own imports, at least
     finally:
         gc.unfreeze()
+
+
+def _keep_alive_connections(base: str, count: int, pause: float = 0.05) -> list:
+    """`count` keep-alive connections opened one after another, each having had one answer."""
+    import http.client
+    import time
+
+    host, port = base.removeprefix("http://").split(":")
+    opened = []
+    for _ in range(count):
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        connection.request("GET", "/healthz")
+        assert connection.getresponse().read()
+        opened.append(connection)
+        time.sleep(pause)  # the workers' loops turn between two clients, as they do between real ones
+    return opened
+
+
+def test_keep_alive_connections_land_evenly_on_both_workers(served):
+    """A kept-alive connection stays with the worker that accepted it. From one shared socket,
+    whichever worker wins the race takes it; with inventory_ai/gunicorn_balance.py a worker holds
+    back while the other holds fewer, so 16 clients end up 8 and 8 (within one)."""
+    from tests.support.serving import connections_by_worker
+
+    base, server = served
+    opened = _keep_alive_connections(base, 16)
+    try:
+        held = connections_by_worker(server.pid, int(base.rsplit(":", 1)[1]))
+        assert len(held) == 2 and sum(held.values()) == 16, held
+        assert max(held.values()) - min(held.values()) <= 2, held
+    finally:
+        for connection in opened:
+            connection.close()
+
+
+def test_a_stuck_worker_strands_no_connection(served):
+    """A worker holding back leaves new connections to a peer only while that peer is live: with
+    one worker stopped (SIGSTOP, as a worker stuck with its listener open), every new client is
+    still answered, by the other."""
+    from tests.support.serving import connections_by_worker
+
+    base, server = served
+    port = int(base.rsplit(":", 1)[1])
+    first = _keep_alive_connections(base, 4)  # both workers accepting, two connections each
+    stuck, live = sorted(connections_by_worker(server.pid, port))
+    os.kill(stuck, signal.SIGSTOP)
+    try:
+        later = _keep_alive_connections(base, 8)  # each must be answered: none waits for `stuck`
+        assert connections_by_worker(server.pid, port)[live] >= 8
+    finally:
+        os.kill(stuck, signal.SIGCONT)
+    for connection in first + later:
+        connection.close()

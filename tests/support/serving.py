@@ -75,3 +75,27 @@ def serve_gunicorn(database_url: str, tmp_path: Path, workers: int = 2, **extra_
             server.kill()
         server.wait(timeout=10)
         log.close()
+
+
+def connections_by_worker(master_pid: int, port: int) -> dict[int, int]:
+    """How many established connections to `port` each worker of this gunicorn master holds, read
+    from /proc (Linux): a worker's socket inodes matched against the kernel's TCP table."""
+    established = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":  # 01: ESTABLISHED
+                established.add(fields[9])
+    found = {}
+    for task in Path(f"/proc/{master_pid}/task").iterdir():
+        for worker in (task / "children").read_text().split():
+            sockets = set()
+            for fd in Path(f"/proc/{worker}/fd").iterdir():
+                try:
+                    target = os.readlink(fd)
+                except OSError:  # closed meanwhile
+                    continue
+                if target.startswith("socket:["):
+                    sockets.add(target[len("socket:[") : -1])
+            found[int(worker)] = len(sockets & established)
+    return found

@@ -1,0 +1,103 @@
+"""Keep-alive connections spread evenly over gunicorn's workers, from the one listening socket.
+
+A kept-alive connection stays with the worker that accepted it, and with gthread workers on one
+shared socket, whichever worker runs first takes a burst of new connections: one worker was seen
+holding 88-94 % of 64 clients while the other idled (docs/benchmarks.md). Here each worker
+publishes how many connections it holds and whether it is accepting, in a small table the master
+shares with its workers; a worker holds back from accepting while another live worker that is
+accepting holds fewer. Every worker still accepts from the master's one socket, so a connection is
+never queued for a particular worker: one that is stuck, stopping or restarting leaves new
+connections to the others, as gthread does on its own. What a worker holding back costs: it looks
+again every `HELD_BACK_POLL` seconds, and a peer that stopped publishing (stuck with its listener
+still registered) is believed for `FRESH_SECONDS` at most.
+
+gunicorn.conf.py names the worker class and calls `assign_slot` (master, before each fork) and
+`free_slot` (master, when a worker has exited). A worker without a slot (more workers than
+`SLOTS`) behaves as plain gthread.
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+import time
+
+from gunicorn.workers.gthread import ThreadWorker
+
+SLOTS = 64
+# A slot: when it was last written (time.monotonic, shared by all processes; 0 = free), the
+# connections its worker holds, and whether its listener is registered (1) or not (0).
+SLOT = struct.Struct("dii")
+# A worker's loop wakes at least once a second (gthread's poll timeout) and writes its slot.
+FRESH_SECONDS = 2.0
+# While held back, a worker's loop wakes this often to look again, so that when every other
+# worker stopped accepting too (each held back by the other's old count) it takes over quickly.
+HELD_BACK_POLL = 0.01
+
+_table: mmap.mmap | None = None  # made in the master before its first fork; shared with workers
+
+
+def assign_slot(server, worker) -> None:
+    """gunicorn's pre_fork (in the master): the lowest slot no live worker has."""
+    global _table
+    if _table is None:
+        _table = mmap.mmap(-1, SLOTS * SLOT.size)  # anonymous and shared: inherited by each fork
+    taken = {getattr(w, "slot", None) for w in server.WORKERS.values()}
+    worker.slot = next((n for n in range(SLOTS) if n not in taken), None)
+    if worker.slot is not None:
+        SLOT.pack_into(_table, worker.slot * SLOT.size, 0.0, 0, 0)
+
+
+def free_slot(server, worker) -> None:
+    """gunicorn's child_exit (in the master): a dead worker holds nobody back."""
+    if _table is not None and getattr(worker, "slot", None) is not None:
+        SLOT.pack_into(_table, worker.slot * SLOT.size, 0.0, 0, 0)
+
+
+class BalancedThreadWorker(ThreadWorker):
+    slot: int | None = None
+    holding_back = False
+
+    def _publish(self) -> None:
+        if _table is not None and self.slot is not None:
+            SLOT.pack_into(
+                _table, self.slot * SLOT.size, time.monotonic(), self.nr_conns, int(self._accepting)
+            )
+
+    def _held_back(self) -> bool:
+        """Another live worker is accepting and holds fewer connections than this one."""
+        if _table is None or self.slot is None:
+            return False
+        now = time.monotonic()
+        for n in range(SLOTS):
+            if n == self.slot:
+                continue
+            stamp, connections, accepting = SLOT.unpack_from(_table, n * SLOT.size)
+            if stamp and now - stamp < FRESH_SECONDS and accepting and connections < self.nr_conns:
+                return True
+        return False
+
+    def set_accept_enabled(self, enabled):
+        # gthread's loop calls this whenever `enabled` differs from what is registered: while held
+        # back, on every turn of the loop.
+        self.holding_back = enabled and self.alive and self._held_back()
+        super().set_accept_enabled(enabled and self.alive and not self.holding_back)
+        self._publish()
+
+    def accept(self, listener):
+        super().accept(listener)
+        self._publish()
+        if self._held_back():
+            self.set_accept_enabled(False)
+
+    def wait_for_and_dispatch_events(self, timeout):
+        self._publish()
+        if self.holding_back:
+            timeout = min(timeout, HELD_BACK_POLL)
+        super().wait_for_and_dispatch_events(timeout)
+
+    def handle_exit(self, sig, frame):
+        super().handle_exit(sig, frame)
+        # Stopping: no longer a worker the others should leave connections to.
+        if _table is not None and self.slot is not None:
+            SLOT.pack_into(_table, self.slot * SLOT.size, 0.0, 0, 0)
