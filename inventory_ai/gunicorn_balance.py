@@ -30,8 +30,8 @@ SLOTS = 64
 SLOT = struct.Struct("dii")
 # A worker's loop wakes at least once a second (gthread's poll timeout) and writes its slot.
 FRESH_SECONDS = 2.0
-# While held back, a worker's loop wakes this often to look again, so that when every other
-# worker stopped accepting too (each held back by the other's old count) it takes over quickly.
+# While held back, a worker's loop wakes this often to look again: the worker it left connections
+# to may have taken enough of them meanwhile to hold back in turn.
 HELD_BACK_POLL = 0.01
 
 _table: mmap.mmap | None = None  # made in the master before its first fork; shared with workers
