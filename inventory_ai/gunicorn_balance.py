@@ -3,9 +3,9 @@
 A kept-alive connection stays with the worker that accepted it, and with gthread workers on one
 shared socket, whichever worker runs first takes a burst of new connections: one worker was seen
 holding 88-94 % of 64 clients while the other idled (docs/benchmarks.md). Here each worker
-publishes how many connections it holds and whether it is accepting, in a small table the master
-shares with its workers; a worker holds back from accepting while another live worker that is
-accepting holds fewer. Every worker still accepts from the master's one socket, so a connection is
+publishes how many connections it holds and whether it takes new ones (alive, below its
+`worker_connections`), in a small table the master shares with its workers; a worker holds back
+from accepting while another live worker that takes new ones holds at least two fewer. Every worker still accepts from the master's one socket, so a connection is
 never queued for a particular worker: one that is stuck, stopping or restarting leaves new
 connections to the others, as gthread does on its own. What a worker holding back costs: it looks
 again every `HELD_BACK_POLL` seconds, and a peer that stopped publishing (stuck with its listener
@@ -26,12 +26,13 @@ from gunicorn.workers.gthread import ThreadWorker
 
 SLOTS = 64
 # A slot: when it was last written (time.monotonic, shared by all processes; 0 = free), the
-# connections its worker holds, and whether its listener is registered (1) or not (0).
+# connections its worker holds, and whether it takes new ones (1: alive and below its cap) or not.
 SLOT = struct.Struct("dii")
 # A worker's loop wakes at least once a second (gthread's poll timeout) and writes its slot.
 FRESH_SECONDS = 2.0
 # While held back, a worker's loop wakes this often to look again: the worker it left connections
-# to may have taken enough of them meanwhile to hold back in turn.
+# to may have taken enough of them meanwhile to hold back in turn, and until it looks again new
+# connections wait in the shared queue.
 HELD_BACK_POLL = 0.01
 
 _table: mmap.mmap | None = None  # made in the master before its first fork; shared with workers
@@ -60,20 +61,23 @@ class BalancedThreadWorker(ThreadWorker):
 
     def _publish(self) -> None:
         if _table is not None and self.slot is not None:
-            SLOT.pack_into(
-                _table, self.slot * SLOT.size, time.monotonic(), self.nr_conns, int(self._accepting)
-            )
+            takes = self.alive and self.nr_conns < self.worker_connections
+            SLOT.pack_into(_table, self.slot * SLOT.size, time.monotonic(), self.nr_conns, int(takes))
 
     def _held_back(self) -> bool:
-        """Another live worker is accepting and holds fewer connections than this one."""
+        """Another live worker takes new connections and holds at least two fewer than this one.
+        The one holding the fewest never holds back, so some live worker always accepts. Whether
+        that worker's listener is registered at this moment does not matter: if it is held back
+        too, it looks again within HELD_BACK_POLL. (Counting only registered peers let one worker
+        take 60 of a burst of 64 while the other was briefly held back.)"""
         if _table is None or self.slot is None:
             return False
         now = time.monotonic()
         for n in range(SLOTS):
             if n == self.slot:
                 continue
-            stamp, connections, accepting = SLOT.unpack_from(_table, n * SLOT.size)
-            if stamp and now - stamp < FRESH_SECONDS and accepting and connections < self.nr_conns:
+            stamp, connections, takes = SLOT.unpack_from(_table, n * SLOT.size)
+            if stamp and now - stamp < FRESH_SECONDS and takes and connections + 1 < self.nr_conns:
                 return True
         return False
 

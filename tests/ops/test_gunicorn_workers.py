@@ -143,6 +143,27 @@ def _keep_alive_connections(base: str, count: int, pause: float = 0.05) -> list:
     return opened
 
 
+def _until_both_workers_answer(base: str, server) -> None:
+    """/healthz answers once one worker is up; the other may still be loading the app on a busy
+    machine. One connection at a time until each worker has held one."""
+    import http.client
+    import time
+
+    from tests.support.serving import connections_by_worker
+
+    host, port = base.removeprefix("http://").split(":")
+    answered: set[int] = set()
+    deadline = time.monotonic() + 60
+    while len(answered) < 2 and time.monotonic() < deadline:
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        connection.request("GET", "/healthz")
+        connection.getresponse().read()
+        answered |= {pid for pid, held in connections_by_worker(server.pid, int(port)).items() if held}
+        connection.close()
+        time.sleep(0.1)
+    assert len(answered) == 2, "the second worker never answered"
+
+
 def test_keep_alive_connections_land_evenly_on_both_workers(served):
     """A kept-alive connection stays with the worker that accepted it. From one shared socket,
     whichever worker wins the race takes it; with inventory_ai/gunicorn_balance.py a worker holds
@@ -150,6 +171,7 @@ def test_keep_alive_connections_land_evenly_on_both_workers(served):
     from tests.support.serving import connections_by_worker
 
     base, server = served
+    _until_both_workers_answer(base, server)
     opened = _keep_alive_connections(base, 16)
     try:
         held = connections_by_worker(server.pid, int(base.rsplit(":", 1)[1]))
@@ -168,6 +190,7 @@ def test_a_stuck_worker_strands_no_connection(served):
 
     base, server = served
     port = int(base.rsplit(":", 1)[1])
+    _until_both_workers_answer(base, server)
     first = _keep_alive_connections(base, 4)  # both workers accepting, two connections each
     stuck, live = sorted(connections_by_worker(server.pid, port))
     os.kill(stuck, signal.SIGSTOP)
