@@ -5,9 +5,10 @@ shared socket, whichever worker runs first takes a burst of new connections: one
 holding 88-94 % of 64 clients while the other idled (docs/benchmarks.md). Here each worker
 publishes how many connections it holds and whether it takes new ones (alive, below its
 `worker_connections`), in a small table the master shares with its workers; a worker holds back
-from accepting while another live worker that takes new ones holds at least two fewer. Every worker still accepts from the master's one socket, so a connection is
-never queued for a particular worker: one that is stuck, stopping or restarting leaves new
-connections to the others, as gthread does on its own. What a worker holding back costs: it looks
+from accepting while another live worker that takes new ones holds at least two fewer. Every
+worker still accepts from the master's one socket, so a connection is never queued for a
+particular worker: one that is stuck, stopping or restarting leaves new connections to the others,
+as gthread does on its own. What a worker holding back costs: it looks
 again every `HELD_BACK_POLL` seconds, and a peer that stopped publishing (stuck with its listener
 still registered) is believed for `FRESH_SECONDS` at most.
 
