@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import http.client
 import os
 import re
 import signal
@@ -12,6 +13,7 @@ import pytest
 import requests
 from sqlalchemy import select
 
+from tests.support.serving import connections_by_worker, worker_holding
 from tests.support.serving import serve_gunicorn as serve
 
 
@@ -201,3 +203,76 @@ def test_a_stuck_worker_strands_no_connection(served):
         os.kill(stuck, signal.SIGCONT)
     for connection in first + later:
         connection.close()
+
+
+def _answered_within(port: int, seconds: float, connection=None) -> bool:
+    """One GET /healthz, on `connection` or a new one: answered within `seconds`?"""
+    connection = connection or http.client.HTTPConnection("127.0.0.1", port, timeout=seconds)
+    try:
+        connection.request("GET", "/healthz")
+        connection.getresponse().read()
+        return True
+    except TimeoutError:
+        connection.close()
+        return False
+
+
+def test_with_reuse_port_no_new_connection_waits_for_a_worker_holding_back(database_url, tmp_path):
+    """With --reuse-port each worker has its own listening socket and the kernel queues a new
+    connection on one of them. A worker holding back would leave it there, where no other worker
+    can take it, for as long as its kept-alive connections stay in use (a proxy's pool, a
+    benchmark); with reuse_port no worker holds back. Clients arrive one after another, each kept
+    alive and in use: every one is answered within seconds. (Kept alive for 30 s: a worker holding
+    back lets go when one of its own connections expires.)"""
+    for base, server in serve(database_url, tmp_path, GUNICORN_CMD_ARGS="--reuse-port --keep-alive 30"):
+        port = int(base.rsplit(":", 1)[1])
+        _until_both_workers_answer(base, server)
+        held, unanswered = [], 0
+        for _ in range(16):
+            for connection in held:  # the kept-alive connections stay in use
+                assert _answered_within(port, 5, connection)
+            new = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            if _answered_within(port, 5, new):
+                held.append(new)
+            else:
+                unanswered += 1
+        assert unanswered == 0, (unanswered, connections_by_worker(server.pid, port))
+        for connection in held:
+            connection.close()
+
+
+def test_a_new_connection_goes_to_a_worker_with_a_free_thread(database_url, tmp_path):
+    """One thread per worker. One worker holds three idle kept-alive connections; the other holds
+    only a slow request (a long streamed answer), which has its only thread. A new client is
+    answered at once by the worker with a free thread, not queued behind the slow answer (/slow
+    takes 15 s; counting connections alone sent the new client there)."""
+    import time
+
+    for base, server in serve(
+        database_url, tmp_path, app="tests.support.slow_wsgi:app", INVENTORY_AI_THREADS="1"
+    ):
+        port = int(base.rsplit(":", 1)[1])
+        _until_both_workers_answer(base, server)
+        opened = _keep_alive_connections(base, 6)
+        holders = [worker_holding(server.pid, port, c.sock.getsockname()[1]) for c in opened]
+        slow_worker = holders[0]  # about to hold nothing but the slow request
+        kept = [c for c, holder in zip(opened, holders, strict=True) if holder != slow_worker]
+        assert kept, holders
+        for connection, holder in zip(opened, holders, strict=True):
+            if holder == slow_worker:
+                connection.close()
+        deadline = time.monotonic() + 30
+        while connections_by_worker(server.pid, port)[slow_worker] and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the worker has seen its clients leave
+        for connection in kept:  # idle, and alive
+            assert _answered_within(port, 5, connection)
+        slow = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        slow.request("GET", "/slow")  # to the worker holding fewer: slow_worker
+        while not connections_by_worker(server.pid, port)[slow_worker] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert connections_by_worker(server.pid, port)[slow_worker] == 1
+        for connection in kept:
+            assert _answered_within(port, 5, connection)
+        assert _answered_within(port, 5), connections_by_worker(server.pid, port)
+        for connection in [*kept, slow]:
+            connection.close()
