@@ -10,8 +10,7 @@ import os
 import shutil
 
 bind = os.environ.get("INVENTORY_AI_BIND", "127.0.0.1:8000")
-# gthread, with kept-alive connections spread evenly over the workers (inventory_ai/gunicorn_balance.py).
-worker_class = "inventory_ai.gunicorn_balance.BalancedThreadWorker"
+worker_class = "gthread"
 workers = int(os.environ.get("INVENTORY_AI_WORKERS", multiprocessing.cpu_count()))
 threads = int(os.environ.get("INVENTORY_AI_THREADS", 32))
 # A streamed answer can take minutes (5 tool rounds of a slow model); the worker is not stuck.
@@ -36,12 +35,6 @@ def on_starting(server):
         os.makedirs(folder)
 
 
-def pre_fork(server, worker):
-    from inventory_ai import gunicorn_balance
-
-    gunicorn_balance.assign_slot(server, worker)
-
-
 def post_fork(server, worker):
     # Traces (OTEL_* set): each worker its own OpenTelemetry provider and export thread, started
     # after the fork, before the app loads (inventory_ai/tracing.py).
@@ -60,9 +53,6 @@ def post_worker_init(worker):
 
 
 def child_exit(server, worker):
-    from inventory_ai import gunicorn_balance
-
-    gunicorn_balance.free_slot(server, worker)
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
 

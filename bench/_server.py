@@ -45,7 +45,6 @@ def database_url(kind: str, folder: Path, name: str = "iai_bench_server") -> str
         return f"sqlite:///{folder}/bench.db"
     from sqlalchemy import create_engine, text
 
-    name = os.environ.get("BENCH_DATABASE", name)  # a database of one's own on a shared PostgreSQL
     admin = create_engine("postgresql+psycopg://postgres@127.0.0.1:5432/test", isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))

@@ -31,13 +31,10 @@ import resource
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 from _server import deployed, deployed_hosts
-
-from tests.support.serving import connections_by_worker
 
 MODEL_SECONDS = 0.2
 RUN_SECONDS = 10
@@ -216,16 +213,11 @@ def main_hosts(hosts: int, levels: list[int]) -> None:
 def run_level(
     base: str, clients: int, script: Path, tokens: Path, server_pids: list[int], stub_pid: int, kind: str
 ) -> dict:
-    port = int(base.rsplit(":", 1)[1])
     workers = server_pids[1:]  # the first is gunicorn's arbiter
     before = cpu_seconds(server_pids), cpu_seconds([stub_pid]), resource.getrusage(resource.RUSAGE_CHILDREN)
     database = database_cpu_seconds()
     per_worker = [cpu_seconds([pid]) for pid in workers]
-    held = {}  # each worker's keep-alive connections, counted halfway through the level
-    count = threading.Timer(RUN_SECONDS / 2, lambda: held.update(connections_by_worker(server_pids[0], port)))
-    count.start()
     r = wrk(base, clients, RUN_SECONDS, script, tokens)
-    count.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     per_worker = [cpu_seconds([pid]) - spent for pid, spent in zip(workers, per_worker, strict=True)]
     completed = r["requests"] - r["failures"]
@@ -242,7 +234,6 @@ def run_level(
         # Each worker's share of the server's CPU: keep-alive connections stay with the worker that
         # accepted them, so one worker can carry most of the load while another idles.
         "split": "/".join(f"{spent / max(sum(per_worker), 1e-9):.0%}" for spent in per_worker),
-        "connections": "/".join(str(held.get(pid, 0)) for pid in workers),
     }
 
 
@@ -270,9 +261,9 @@ def main() -> None:
         print(
             "| clients | messages | failures | msg/s | ideal msg/s | share of ideal | p50 s | p99 s "
             "| p99 / ideal latency | CPU ms per message: server / stub / wrk / PostgreSQL | workers' shares of server CPU "
-            "| workers' connections | warm-up: msg/s, p99 s |"
+            "| warm-up: msg/s, p99 s |"
         )
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for clients in levels:
             w = wrk(app.base, clients, WARM_UP_SECONDS, script, tokens)
             time.sleep(MODEL_SECONDS * 2)  # the warm-up's last answers end before the level is counted
@@ -285,7 +276,7 @@ def main() -> None:
                 f"| {r['clients']} | {r['requests']} | {r['failures'] + r['errors']} | {r['throughput']:.1f} "
                 f"| {r['ideal']:.0f} | {r['throughput'] / r['ideal']:.0%} | {r['p50']:.3f} | {r['p99']:.3f} "
                 f"| {r['p99'] / MODEL_SECONDS:.2f}× | {r['server_ms']:.1f} / {r['stub_ms']:.1f} / {r['wrk_ms']:.2f} / {database} "
-                f"| {r['split']} | {r['connections']} | {warm_up} |",
+                f"| {r['split']} | {warm_up} |",
                 flush=True,
             )
 

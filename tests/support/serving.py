@@ -35,9 +35,9 @@ def wait_until_healthy(base: str, server: subprocess.Popen, seconds: float = 20)
     return False
 
 
-def serve_gunicorn(database_url: str, tmp_path: Path, workers: int = 2, app: str = "wsgi:app", **extra_env):
-    """gunicorn with gunicorn.conf.py in production mode on a free port, against `database_url`
-    (serving `app`, the WSGI app gunicorn loads): yields (base URL, process) and kills it afterwards. Requests say `X-Forwarded-Proto: https`
+def serve_gunicorn(database_url: str, tmp_path: Path, workers: int = 2, **extra_env):
+    """gunicorn with gunicorn.conf.py in production mode on a free port, against `database_url`:
+    yields (base URL, process) and kills it afterwards. Requests say `X-Forwarded-Proto: https`
     (from 127.0.0.1, the trusted proxy) or get redirected to https."""
     if not GUNICORN.exists():
         pytest.skip("gunicorn is not installed in this environment")
@@ -59,7 +59,7 @@ def serve_gunicorn(database_url: str, tmp_path: Path, workers: int = 2, app: str
     # The server's log goes to a file: a pipe nobody reads while it runs would fill and stall it.
     log = (tmp_path / "gunicorn.log").open("w")
     server = subprocess.Popen(
-        [GUNICORN, "-c", str(REPO / "gunicorn.conf.py"), "--chdir", str(REPO), app],
+        [GUNICORN, "-c", str(REPO / "gunicorn.conf.py"), "--chdir", str(REPO), "wsgi:app"],
         env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=log, text=True,
     )  # fmt: skip
     server.log_path = tmp_path / "gunicorn.log"
@@ -75,46 +75,3 @@ def serve_gunicorn(database_url: str, tmp_path: Path, workers: int = 2, app: str
             server.kill()
         server.wait(timeout=10)
         log.close()
-
-
-def connections_by_worker(master_pid: int, port: int) -> dict[int, int]:
-    """How many established connections to `port` each worker of this gunicorn master holds, read
-    from /proc (Linux): a worker's socket inodes matched against the kernel's TCP table."""
-    established = _established(port)
-    return {
-        worker: len(sockets & established.keys()) for worker, sockets in _worker_sockets(master_pid).items()
-    }
-
-
-def worker_holding(master_pid: int, port: int, client_port: int) -> int | None:
-    """The worker holding the connection a client made to `port` from its own `client_port`."""
-    inodes = {inode for inode, remote in _established(port).items() if remote == client_port}
-    return next((worker for worker, sockets in _worker_sockets(master_pid).items() if sockets & inodes), None)
-
-
-def _established(port: int) -> dict[str, int]:
-    """The kernel's established connections to `port`: socket inode -> the client's port."""
-    found = {}
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":  # 01: ESTABLISHED
-                found[fields[9]] = int(fields[2].rsplit(":", 1)[1], 16)
-    return found
-
-
-def _worker_sockets(master_pid: int) -> dict[int, set[str]]:
-    """Each worker of this gunicorn master: the inodes of the sockets it has open."""
-    found = {}
-    for task in Path(f"/proc/{master_pid}/task").iterdir():
-        for worker in (task / "children").read_text().split():
-            sockets = set()
-            for fd in Path(f"/proc/{worker}/fd").iterdir():
-                try:
-                    target = os.readlink(fd)
-                except OSError:  # closed meanwhile
-                    continue
-                if target.startswith("socket:["):
-                    sockets.add(target[len("socket:[") : -1])
-            found[int(worker)] = sockets
-    return found
