@@ -46,13 +46,19 @@ def test_rows_written_directly_are_stored_as_the_orm_stores_them(app):
         assert db.session.get(Conversation, conversation["id"]).created_at == now
 
 
+def _asked(user):
+    """A question and its running answer, written and committed as the intake writes them."""
+    rows = answer_store.intake(user.id, "hello", "en", None)
+    begin_write(db.session)
+    answer_store.write_intake(db.session, rows, 0)
+    db.session.commit()
+    return rows
+
+
 def test_ids_come_back_for_one_row_and_for_several(app):
     with app.app_context():
         user = user_named("staff")
-        rows = answer_store.intake(user.id, "hello", "en", None)
-        begin_write(db.session)
-        answer_store.write_intake(db.session, rows, 0)
-        db.session.commit()
+        rows = _asked(user)
         begin_write(db.session)
         calls = [
             {
@@ -142,10 +148,7 @@ def test_values_written_directly_are_known_and_pending_changes_stay_pending(app)
     a change the object still had to flush is kept, and flushed."""
     with app.app_context():
         user = user_named("staff")
-        rows = answer_store.intake(user.id, "hello", "en", None)
-        begin_write(db.session)
-        answer_store.write_intake(db.session, rows, 0)
-        db.session.commit()
+        rows = _asked(user)
         answer = db.session.get(ChatMessage, rows.answer["id"])
         as_written(answer, {"status": "completed"})
         assert answer.status == "completed" and answer not in db.session.dirty
