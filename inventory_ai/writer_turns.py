@@ -60,9 +60,6 @@ class WriterTurns:
             self._guard = threading.Lock()  # who holds the turn changes under it
             self._holder = None
             self._holder_thread: int | None = None
-            self._file_wait = threading.Condition()  # with the thread that waits for the file (_take_file)
-            self._file_waiter: threading.Thread | None = None
-            self._file_wanted = self._file_had = False
             self._file = None
             if self.path:  # in a folder we cannot write in, only the threads take turns
                 with contextlib.suppress(OSError):
@@ -101,47 +98,19 @@ class WriterTurns:
         return True
 
     def _take_file(self, deadline: float) -> None:
-        """Take the file lock at once if it is free; else wait for it until the deadline.
-
-        Why a thread of its own waits: a blocking flock cannot be given a deadline, and trying again
-        every half millisecond cost a dozen flock calls a chat message, each a wake-up competing
-        for the GIL with the worker's other threads (docs/benchmarks.md). The waiter blocks in flock,
-        without the GIL, and hands the lock over; one waiter suffices, as one thread of a process at
-        a time waits here (it holds _threads)."""
-        if self._file is None:
-            return
-        try:
-            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            pass
-        except OSError:  # a filesystem without file locks (ENOLCK): SQLite's lock alone, as before
-            os.close(self._file)
-            self._file = None
-            return
-        with self._file_wait:
-            if self._file_waiter is None:  # one a process: a forked child makes its own (_own)
-                self._file_waiter = threading.Thread(target=self._wait_for_file, daemon=True)
-                self._file_waiter.start()
-            self._file_wanted, self._file_had = True, False
-            self._file_wait.notify_all()
-            if not self._file_wait.wait_for(lambda: self._file_had, max(0.0, deadline - time.monotonic())):
-                self._file_wanted = False  # the waiter gives the lock back when it comes
-                raise TurnNotHad()
-
-    def _wait_for_file(self) -> None:
-        """The waiter (_take_file): takes the file lock when asked, blocking, and hands it over, or
-        gives it back at once if the thread that asked has given up at its deadline."""
-        while True:
-            with self._file_wait:
-                self._file_wait.wait_for(lambda: self._file_wanted)
-            fcntl.flock(self._file, fcntl.LOCK_EX)
-            with self._file_wait:
-                if self._file_wanted:
-                    self._file_wanted, self._file_had = False, True
-                    self._file_wait.notify_all()
-                else:
-                    fcntl.flock(self._file, fcntl.LOCK_UN)
+        pause = 0.0001
+        while self._file is not None:
+            try:
+                fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise TurnNotHad() from None
+                time.sleep(pause)
+                pause = min(2 * pause, 0.0005)
+            except OSError:  # a filesystem without file locks (ENOLCK): SQLite's lock alone, as before
+                os.close(self._file)
+                self._file = None
 
     def give_back(self, connection) -> None:
         if self._pid != os.getpid():

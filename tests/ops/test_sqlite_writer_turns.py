@@ -154,26 +154,6 @@ def test_processes_take_turns_through_the_file_beside_the_database(engine):
     assert written(engine) == ["other process", "here"]
 
 
-def test_a_writer_waiting_for_another_process_blocks_rather_than_trying_again_and_again(engine, monkeypatch):
-    tries = []
-    flock = fcntl.flock
-
-    def counted(fd, operation):
-        if operation & fcntl.LOCK_EX:
-            tries.append(operation)
-        return flock(fd, operation)
-
-    monkeypatch.setattr(writer_turns.fcntl, "flock", counted)
-    with holder(engine) as process:
-        waiting = write_in_thread(engine, "here")
-        assert not waiting.wait(0.3)  # the other process's turn: long enough for hundreds of tries
-        assert len(tries) <= 2  # one try at once, then one blocking wait
-        process.stdin.write("\n")
-        process.stdin.flush()
-        assert waiting.wait(HANDED_OVER)
-    assert written(engine) == ["other process", "here"]
-
-
 def test_a_killed_process_does_not_keep_the_turn(engine):
     with holder(engine) as process:
         os.kill(process.pid, signal.SIGKILL)
