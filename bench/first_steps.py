@@ -17,6 +17,7 @@ from datetime import date
 
 from _common import seeded_app
 
+from inventory_ai.assistant.extension import offline_warm_up
 from inventory_ai.extensions import db
 from inventory_ai.services import clock
 from tests.support.evaluation import evaluate, load
@@ -28,11 +29,14 @@ def main() -> None:
     parser.add_argument("out", help="the JSON lines file to write")
     parser.add_argument("sets", nargs="+", help="set names")
     parser.add_argument("--today", type=date.fromisoformat, default=date(2026, 11, 27))
+    parser.add_argument("--warm", action="store_true", help="warm up as a gunicorn worker does first")
     options = parser.parse_args()
     clock.today = lambda: options.today
     with open(options.out, "w") as out:
         for name in options.sets:
             app = seeded_app()
+            if options.warm:  # the warmed worker must answer as a cold one does
+                offline_warm_up(app)
             with app.app_context():
                 app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
                 cases = sorted(load(name), key=lambda c: c["tool"] == "create_new_intent")
