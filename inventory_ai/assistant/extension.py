@@ -73,9 +73,10 @@ def offline_lexicon(session: Session, registry: ToolRegistry) -> Context:
 def offline_warm_up(app: Flask) -> int:
     """What a worker's first offline answers would otherwise pay for, done before it takes requests
     (gunicorn.conf.py, then `gc.freeze()`): the intent model's fit (0.3-0.5 s of CPU) and each query
-    shape's statements, built on first use (several ms each). Every intent's phrases are read as
-    the admin would say them, with one of the catalogue's first two materials in each (its Chinese
-    name in a Chinese phrase, its English name in an English one); nothing is written. Returns the phrases read, 0
+    shape's statements, built on first use (several ms each). Intents' phrases are read as the
+    admin would say them, with one of the catalogue's first two materials in each (its Chinese name
+    in a Chinese phrase, its English name in an English one); nothing is written. About a second
+    of CPU (every phrase, 487 of them, took 4.2 s). Returns the phrases read, 0
     when the offline assistant does not answer here or the database cannot be read yet."""
     config: Config = app.extensions["inventory_ai.config"]
     if "offline" not in (
@@ -89,12 +90,15 @@ def offline_warm_up(app: Flask) -> int:
             named = session.scalars(
                 select(Material).where(Material.active).order_by(Material.id).limit(2)
             ).all()
-            said = [k for r in CatalogueView(session).directory.routines for k in r.keywords]
-            # a material only: no place, amount or date made up; the two materials in turn
+            # Of each intent, about six phrases spread over its list (Chinese and English) that need
+            # a material only (no place, amount or date made up), the two materials in turn.
+            said = []
+            for routine in CatalogueView(session).directory.routines:
+                usable = [k for k in routine.keywords if not re.search(r"\{[a-ln-z]\}", k)]
+                said += usable[:: max(1, len(usable) // 6)]
             phrases = [
                 k.replace("{m}", m.name_en if k.isascii() else m.name_zh)
                 for k, m in zip(said, named * len(said), strict=False)
-                if not re.search(r"\{[a-ln-z]\}", k)
             ]
             tools = registry.toolbox_for("admin", session).specs()
             for phrase in dict.fromkeys(phrases):
