@@ -5,7 +5,8 @@
 Each request of the named sets runs through the real loop on a fresh seeded database (as
 bench/eval_all.py does, `--today` 2026-11-27 by default); one JSON line per request: its set, id,
 the tool calls with their arguments and statuses, and the reply. Held-out sets must not be named
-here (their answers would be read); score them with bench/eval_all.py.
+here (their answers would be read); score them with bench/eval_all.py. `--warm` first warms the
+app as a gunicorn worker does (`offline_warm_up`): its lines must be the same as without.
 """
 
 from __future__ import annotations
