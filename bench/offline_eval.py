@@ -11,8 +11,9 @@ clock, and the process's CPU time, the steadier measure on a loaded machine, wit
 for a day says "this month" and "by Dec 1" of that day. `--database` runs on a database already
 filled (bench/scale.py --fill, e.g. 100,000 materials: its answers' bookings stay in it) instead of
 a fresh seeded one: the speed at that size; the accuracy is judged on the seeded catalogue only.
-Before the first request the app is warmed and its objects frozen as a gunicorn worker's are
-(`offline_warm_up`, `gc.freeze()`); `--cold` measures a process that answers straight away.
+Before the first request the app is warmed and its objects frozen as a gunicorn worker's are with
+INVENTORY_AI_OFFLINE_WARM_UP=1 (`offline_warm_up`, `gc.freeze()`); `--cold` measures a process
+that answers straight away (a worker without it, as before).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def main() -> None:
         with app.app_context():
             app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
             cases = sorted(load(name), key=lambda c: c["tool"] == "create_new_intent")  # teaching last
-            if not options.cold:  # as a gunicorn worker starts (gunicorn.conf.py, post_worker_init)
+            if not options.cold:  # as a warmed gunicorn worker starts (gunicorn.conf.py)
                 offline_warm_up(app)
                 gc.freeze()
             started = time.perf_counter()

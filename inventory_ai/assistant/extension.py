@@ -72,12 +72,13 @@ def offline_lexicon(session: Session, registry: ToolRegistry) -> Context:
 
 def offline_warm_up(app: Flask) -> int:
     """What a worker's first offline answers would otherwise pay for, done before it takes requests
-    (gunicorn.conf.py, then `gc.freeze()`): the intent model's fit (0.3-0.5 s of CPU) and each query
-    shape's statements, built on first use (several ms each). Intents' phrases are read as the
-    admin would say them, with one of the catalogue's first two materials in each (its Chinese name
-    in a Chinese phrase, its English name in an English one); nothing is written. About a second
-    of CPU (every phrase, 487 of them, took 4.2 s). Returns the phrases read, 0
-    when the offline assistant does not answer here or the database cannot be read yet."""
+    (gunicorn.conf.py with INVENTORY_AI_OFFLINE_WARM_UP=1, then `gc.freeze()`): the intent model's
+    fit (0.3-0.5 s of CPU) and each query shape's statements, built on first use (several ms each).
+    Intents' phrases are read as the admin would say them, with one of the catalogue's first two
+    materials in each (its Chinese name in a Chinese phrase, its English name in an English one);
+    nothing is written. About a second of CPU (every phrase, 487 of them, took 4.2 s). Returns the
+    phrases read, 0 when the offline assistant does not answer here or the database cannot be read
+    yet."""
     config: Config = app.extensions["inventory_ai.config"]
     if "offline" not in (
         config.llm_model if config.llm_provider == "dashscope" else "offline",

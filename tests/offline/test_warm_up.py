@@ -1,5 +1,6 @@
-"""A served worker warms the offline assistant before its first request (gunicorn.conf.py,
-`offline_warm_up`): the intent model fitted and the query shapes' statements built, nothing written."""
+"""A served worker warms the offline assistant before its first request when
+INVENTORY_AI_OFFLINE_WARM_UP=1 (gunicorn.conf.py, `offline_warm_up`): the intent model fitted and
+the query shapes' statements built, nothing written."""
 
 from __future__ import annotations
 
