@@ -11,9 +11,9 @@ clock, and the process's CPU time, the steadier measure on a loaded machine, wit
 for a day says "this month" and "by Dec 1" of that day. `--database` runs on a database already
 filled (bench/scale.py --fill, e.g. 100,000 materials: its answers' bookings stay in it) instead of
 a fresh seeded one: the speed at that size; the accuracy is judged on the seeded catalogue only.
-Before the first request the app is warmed and its objects frozen as a gunicorn worker's are with
-INVENTORY_AI_OFFLINE_WARM_UP=1 (`offline_warm_up`, `gc.freeze()`); `--cold` measures a process
-that answers straight away (a worker without it, as before).
+By default the process answers straight away, as a gunicorn worker does by default; `--warm` first
+warms the app and freezes its objects as a worker does with INVENTORY_AI_OFFLINE_WARM_UP=1
+(`offline_warm_up`, `gc.freeze()`).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def main() -> None:
         "--database", help="a filled database's URL (bench/scale.py --fill) instead of a fresh one"
     )
     parser.add_argument(
-        "--cold", action="store_true", help="no warm-up and no gc.freeze() before the first request"
+        "--warm", action="store_true", help="warm-up and gc.freeze() before the first request"
     )
     options = parser.parse_args()
     which, verbose = options.which, options.verbose
@@ -78,7 +78,7 @@ def main() -> None:
         with app.app_context():
             app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
             cases = sorted(load(name), key=lambda c: c["tool"] == "create_new_intent")  # teaching last
-            if not options.cold:  # as a warmed gunicorn worker starts (gunicorn.conf.py)
+            if options.warm:  # as a warmed gunicorn worker starts (gunicorn.conf.py)
                 offline_warm_up(app)
                 gc.freeze()
             started = time.perf_counter()
