@@ -62,6 +62,7 @@ def main() -> None:
     parser.add_argument(
         "--database", help="a filled database's URL (bench/scale.py --fill) instead of a fresh one"
     )
+    parser.add_argument("--half", choices=("odd", "even"), help="only the cases with odd or even ids")
     options = parser.parse_args()
     which, verbose = options.which, options.verbose
     if options.today:
@@ -70,7 +71,7 @@ def main() -> None:
         app = seeded_app(options.database)
         with app.app_context():
             app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-            cases = sorted(load(name), key=lambda c: c["tool"] == "create_new_intent")  # teaching last
+            cases = sorted(load(name, options.half), key=lambda c: c["tool"] == "create_new_intent")  # teaching last
             started = time.perf_counter()
             timings, cpu = [], []
             results = []

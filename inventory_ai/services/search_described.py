@@ -30,11 +30,11 @@ _CHARACTER = 0.4  # a character's share of a pair's weight
 _DESCRIBED_CAP = 60  # a word more materials than this share says little of which one is meant
 
 
-def described_clearly(session: Session, query: str) -> str | None:
-    """The one material a description points at, when it scores well ahead of the next (half as
-    much again): 华夫饼上撒的那种大颗粒的糖 is the pearl sugar."""
+def described_clearly(session: Session, query: str, margin: float = 1.5) -> str | None:
+    """The one material a description points at, when it scores well ahead of the next (by default
+    half as much again): 华夫饼上撒的那种大颗粒的糖 is the pearl sugar."""
     scored = described_materials(session, parse_query(query), [Material.active.is_(True)], scores=True)
-    if not scored or (len(scored) > 1 and scored[0][1] < 1.5 * scored[1][1]):
+    if not scored or (len(scored) > 1 and scored[0][1] < margin * scored[1][1]):
         return None
     return session.scalar(select(Material.code).where(Material.id == scored[0][0]))
 

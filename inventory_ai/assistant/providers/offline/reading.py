@@ -64,7 +64,7 @@ def read(text: str, ctx: Context, typed: str | None = None) -> Reading:
     if len(materials) == 1:  # one loose name: what else is said of it may describe one of them
         materials = [ctx.linker.narrowed(materials[0], slot.blank(said, [materials[0].span]))]
     materials = _one_name_in_two_parts(text, materials)
-    if len(materials) > 1 or (materials and not materials[0].exact):
+    if materials and (len(materials) > 1 or not all(m.named for m in materials)):
         materials = [found] if (found := described_by_clause(rest, materials, ctx.linker)) else materials
     links = Links(materials, places)
     marks: list[tuple[tuple[int, int], str]] = [(m.span, PLACEHOLDERS["m"]) for m in materials]
@@ -133,8 +133,15 @@ def described_by_clause(text: str, materials: list[Mention], linker: Linker) -> 
     request also names (红丝绒 and 色素: the red velvet blend its description calls the red colouring),
     or, naming none, the clear match or the nearest whose name holds the word after 的
     (做提拉米苏撒面的那个粉: the cocoa, not the mascarpone)."""
+    # Described as a whole, no name said whole (平时打蛋白加的那种白色细颗粒的糖: a part of 蛋白液 is
+    # no name of it): the one material the whole describes clearly, when the request describes.
+    if materials and not any(m.named for m in materials) and re.search(words.DESCRIBES, text, re.I):
+        whole = linker.described(text, margin=1.25)  # a whole description says more than a clause
+        if whole is not None and whole.exact:
+            return whole
     named = {c.code for m in materials for c in m.candidates}
-    for clause in _CLAUSE.finditer(text):
+    loose = len(materials) != 1 or not materials[0].exact
+    for clause in _CLAUSE.finditer(text) if loose else ():
         if re.search(words.KINDS, clause.group(1), re.I):
             continue  # "统计一下各种面粉的…": every kind asked for, none described
         said = linker.described(clause.group(1))
