@@ -263,20 +263,18 @@ class Linker(PlaceFinder):
         """A material described rather than named ("the spray that stops trays sticking"): what the
         catalogue's descriptions and other names share with the words left over; one clear match,
         or the few nearest to ask about."""
-        found = re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]+", text)
+        # What it is said to be, without the ask's words (还有多少, how much left) and the particles
+        # (的那种): they pair with the words beside them into pairs no description means.
+        plain = re.sub(words.DESCRIBES, lambda m: " " * len(m.group(0)), text, flags=re.I)
+        plain = words.ZH_STOP_WORDS.sub(lambda m: " " * len(m.group(0)), plain)
+        plain = re.sub(rf"[{''.join(words.FUNCTION_CHARS)}]", " ", plain)
+        found = re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]+|\d+%", plain)
         said = [m for m in found if m.group(0).lower() not in words.EN_STOP]
         if not said:
             return None
-        span = (said[0].start(), said[-1].end())
-        # What it is said to be, without the ask's words (还有多少, how much left) and the particles
-        # (的那种): they pair with the words beside them into pairs no description means.
-        plain = re.sub(words.DESCRIBES, lambda m: " " * len(m.group(0)), text[span[0] : span[1]], flags=re.I)
-        plain = words.ZH_STOP_WORDS.sub(lambda m: " " * len(m.group(0)), plain)
-        plain = re.sub(rf"[{''.join(words.FUNCTION_CHARS)}]", " ", plain)
-        query = " ".join(m.group(0) for m in re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]+|\d+%?", plain)
-                         if m.group(0).lower() not in words.EN_STOP)  # fmt: skip
-        page = self.catalogue.search(query, limit=4, described=True) if query else None
-        if not page or not page.cards:
+        span, query = (said[0].start(), said[-1].end()), " ".join(m.group(0) for m in said)
+        page = self.catalogue.search(query, limit=4, described=True)
+        if not page.cards:
             return None
         clear = page.total == 1 or self.catalogue.described_clearly(query, margin) == page.cards[0].code
         return Mention(text[span[0] : span[1]], span, page.cards[:1] if clear else page.cards, clear, page.total)

@@ -198,8 +198,8 @@ def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         args["material"] = mention.best.code
     if warehouse := place(r, "warehouse"):
         args["warehouse"] = warehouse
-    if kind := direction(r.text):
-        args["movement_type"] = kind
+    if kind := direction(r.text) or ("transfer" if len(r.links.of("warehouse")) >= 2 else None):
+        args["movement_type"] = kind  # a route between two stores is a transfer, whatever its verb
     if r.slots.period:
         args["since"] = r.slots.period.since.isoformat()
         args["until"] = r.slots.period.until.isoformat()
