@@ -270,14 +270,15 @@ class Linker(PlaceFinder):
         plain = re.sub(rf"[{''.join(words.FUNCTION_CHARS)}]", " ", plain)
         found = re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]+|\d+%", plain)
         said = [m for m in found if m.group(0).lower() not in words.EN_STOP]
-        if not said:
+        query = " ".join(m.group(0) for m in said)
+        page = self.catalogue.search(query, limit=4, described=True) if said else None
+        if page is None or not page.cards:
             return None
-        span, query = (said[0].start(), said[-1].end()), " ".join(m.group(0) for m in said)
-        page = self.catalogue.search(query, limit=4, described=True)
-        if not page.cards:
-            return None
+        span = (said[0].start(), said[-1].end())
         clear = page.total == 1 or self.catalogue.described_clearly(query, margin) == page.cards[0].code
-        return Mention(text[span[0] : span[1]], span, page.cards[:1] if clear else page.cards, clear, page.total)
+        return Mention(
+            text[span[0] : span[1]], span, page.cards[:1] if clear else page.cards, clear, page.total
+        )
 
     def narrowed(self, mention: Mention, rest: str) -> Mention:
         """A name several materials share, made one by what else the request says of it, read

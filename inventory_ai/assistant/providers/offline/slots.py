@@ -66,9 +66,10 @@ _TIMES = re.compile(
 _LIANG = re.compile(
     r"(?<![\d.])(?P<n>\d+(?:\.\d+)?|[一二三四五六七八九十半]{1,3})两(?![箱袋包桶瓶罐盒件托卷块个天周月])"
 )
-# A pack's size said of the goods, not an amount: "the 1 kg bags", "in 50 kg sacks", "20升桶装的".
+# A pack's size said of the goods, not an amount: "the 1 kg bags", "in 50 kg sacks", "20升桶装的", 4升一桶的.
 _PACK_SIZE = re.compile(
-    rf"(?<![\d.])(?P<n>{DIGITS})\s*(?:{_UNIT})[\s-]*(?:(?:{PACKS})装|(?:{PACKS})(?<=s)\b)", re.I
+    rf"(?<![\d.])(?P<n>{DIGITS})\s*(?:{_UNIT})[\s-]*(?:(?:{PACKS})装|(?:{PACKS})(?<=s)\b|[一/]\s*(?:{PACKS}))",
+    re.I,
 )
 _LABEL_BEFORE = re.compile(words.LABEL_BEFORE, re.I)  # line 2, shelf 14 (offline_words.json)
 _A_DOCUMENT = re.compile(words.A_DOCUMENT, re.I)  # 一个采购申请, 一份报表: no amount of stock
@@ -122,9 +123,10 @@ def quantities(text: str) -> list[Quantity]:
     for m in _LIANG.finditer(text):
         if (amount := number(m.group("n"))) is not None:
             found.add(Quantity(amount * 50, "g", span=m.span()))
+    sizes = _PACK_SIZE.finditer(text)  # not one with a count of packs just before it (3袋，25公斤一袋)
+    found.taken += [m.span() for m in sizes if not _PACK_ONLY.search(text, max(0, m.start() - 6), m.start())]
     for m in _PACK_ONLY.finditer(text):
         _packs(found, m)
-    found.taken += [m.span() for m in _PACK_SIZE.finditer(text) if found.free(m.span())]
     for m in _PLAIN.finditer(text):
         _plain(found, m)
     for m in _BARE.finditer(text):
