@@ -288,13 +288,14 @@ class Linker(PlaceFinder):
         # The shared name's own words cannot tell its materials apart (黄油酥用的黄油: 黄油 again).
         rest = rest.replace(mention.text, " ")
         said = " ".join(m.group(0) for m in re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]{{2,}}", rest))
-        if not said:
+        shares = re.findall(r"\d+(?:\.\d+)?%", rest)  # the one whose name or spec says 70%
+        every = self.catalogue.search(mention.text, limit=50).cards if said or shares else []
+        held = [c.code for c in every if shares and all(s in f"{c.name_en} {c.spec}" for s in shares)]
+        if len(held) != 1:  # else the one its use, look or other names describe
+            held = self.catalogue.ranked_by_description(said, [c.code for c in every]) if said else []
+        if not held:
             return mention
-        every = self.catalogue.search(mention.text, limit=50).cards
-        ranked = self.catalogue.ranked_by_description(said, [c.code for c in every])
-        if not ranked:
-            return mention
-        chosen = next(c for c in every if c.code == ranked[0])
+        chosen = next(c for c in every if c.code == held[0])
         return Mention(mention.text, mention.span, [chosen], True, 1)
 
     def _search(self, phrase: str, span: tuple[int, int]) -> Mention | None:

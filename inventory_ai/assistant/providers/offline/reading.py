@@ -114,8 +114,7 @@ def described_by_clause(text: str, materials: list[Mention], linker: Linker) -> 
     request also names (红丝绒 and 色素: the red velvet blend its description calls the red colouring),
     or, naming none, the clear match or the nearest whose name holds the word after 的
     (做提拉米苏撒面的那个粉: the cocoa, not the mascarpone)."""
-    # Described as a whole, no name said whole (平时打蛋白加的那种白色细颗粒的糖: a part of 蛋白液 is
-    # no name of it): the one material the whole describes clearly, when the request describes.
+    # No name said whole, the request describes: what the whole describes clearly (平时打蛋白加的那种…糖)
     if materials and not any(m.named for m in materials) and re.search(words.DESCRIBES, text, re.I):
         whole = linker.described(text, margin=1.25)  # a whole description says more than a clause
         if whole is not None and whole.exact:
