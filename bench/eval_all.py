@@ -26,7 +26,6 @@ def main() -> None:
     parser.add_argument("sets", nargs="*", help="set names (all of tests/evaluation by default)")
     parser.add_argument("--by-class", action="store_true", help="counts per case class too")
     parser.add_argument("--today", type=date.fromisoformat, default=date(2026, 11, 27))
-    parser.add_argument("--half", choices=("odd", "even"), help="only the cases with odd or even ids")
     options = parser.parse_args()
     clock.today = lambda: options.today
     names = options.sets or sorted(p.stem for p in Path(EVALUATION).glob("*.jsonl"))
@@ -34,7 +33,7 @@ def main() -> None:
         app = seeded_app()
         with app.app_context():
             app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-            cases = sorted(load(name, options.half), key=lambda c: c["tool"] == "create_new_intent")
+            cases = sorted(load(name), key=lambda c: c["tool"] == "create_new_intent")
             results = evaluate(db.session, cases)
             right = sum(r.ok for r in results)
             print(f"{name}: {right}/{len(cases)} = {100 * right / len(cases):.1f}%", flush=True)

@@ -22,6 +22,7 @@ import time
 from datetime import date
 
 from _common import percentile, seeded_app
+from eval_all import in_half
 
 from inventory_ai.assistant.extension import manager, offline_lexicon
 from inventory_ai.assistant.providers.offline.provider import OfflineProvider
@@ -72,7 +73,7 @@ def main() -> None:
         with app.app_context():
             app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
             cases = sorted(
-                load(name, options.half), key=lambda c: c["tool"] == "create_new_intent"
+                [c for c in load(name) if options.half is None or in_half(c["id"], options.half)], key=lambda c: c["tool"] == "create_new_intent"
             )  # teaching last
             started = time.perf_counter()
             timings, cpu = [], []

@@ -16,7 +16,6 @@ dates) as the dates they cover; a due date as a date; warehouses and categories 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -36,15 +35,10 @@ EVALUATION = Path(__file__).resolve().parent.parent / "evaluation"
 NO_TOOL = "(no tool)"
 
 
-def load(name: str, half: str | None = None) -> list[dict]:
-    """A split of tests/evaluation by name, or any .jsonl file of cases by its path; `half` ("odd" or
-    "even") keeps the cases whose id ends in an odd or an even number (a set tuned on one half and
-    scored only on the other)."""
+def load(name: str) -> list[dict]:
+    """A split of tests/evaluation by name, or any .jsonl file of cases by its path."""
     path = Path(name) if name.endswith(".jsonl") else EVALUATION / f"{name}.jsonl"
-    cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    if half:
-        cases = [c for c in cases if int(re.search(r"(\d+)\D*$", c["id"])[1]) % 2 == (half == "odd")]
-    return cases
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 @dataclass
