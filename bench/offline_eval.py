@@ -72,9 +72,8 @@ def main() -> None:
         app = seeded_app(options.database)
         with app.app_context():
             app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-            cases = sorted(
-                [c for c in load(name) if options.half is None or in_half(c["id"], options.half)], key=lambda c: c["tool"] == "create_new_intent"
-            )  # teaching last
+            cases = [c for c in load(name) if options.half is None or in_half(c["id"], options.half)]
+            cases.sort(key=lambda c: c["tool"] == "create_new_intent")  # teaching last
             started = time.perf_counter()
             timings, cpu = [], []
             results = []
