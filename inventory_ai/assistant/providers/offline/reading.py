@@ -60,8 +60,8 @@ def read(text: str, ctx: Context, typed: str | None = None) -> Reading:
     materials = ctx.linker.find_materials(rest, code_spans)
     # What else is said of a loose name, without the ask's own words ("low stock in flour": any flour).
     said = re.sub(words.RUNNING_LOW, lambda m: " " * len(m.group(0)), rest, flags=re.I)
-    if len(materials) == 1:  # one loose name: what else is said of it (70%, its use) may make it one
-        materials = [ctx.linker.narrowed(materials[0], slot.blank(said, [materials[0].span]))]
+    if len(materials) == 1 or re.search(words.DESCRIBES, said, re.I):  # what else is said: 70%, its use
+        materials = [ctx.linker.narrowed(m, slot.blank(said, [m.span for m in materials])) for m in materials]
     materials = _one_name_in_two_parts(text, materials)
     if materials and (len(materials) > 1 or not all(m.named for m in materials)):
         materials = [found] if (found := described_by_clause(rest, materials, ctx.linker)) else materials
