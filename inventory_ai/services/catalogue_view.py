@@ -274,8 +274,8 @@ class CatalogueView:
     def described_clearly(self, phrase: str, margin: float = 1.5) -> str | None:
         return search_described.described_clearly(self._session, phrase, margin)
 
-    def ranked_by_description(self, phrase: str, codes: list[str]) -> list[str]:
-        return search_described.ranked_by_description(self._session, phrase, codes)
+    def ranked_by_description(self, phrase: str, codes: list[str], margin: float = 1.0) -> list[str]:
+        return search_described.ranked_by_description(self._session, phrase, codes, margin)
 
     # --- stock ------------------------------------------------------------------------------
 

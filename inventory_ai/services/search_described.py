@@ -39,11 +39,15 @@ def described_clearly(session: Session, query: str, margin: float = 1.5) -> str 
     return session.scalar(select(Material.code).where(Material.id == scored[0][0]))
 
 
-def ranked_by_description(session: Session, query: str, codes: list[str]) -> list[str]:
+def ranked_by_description(session: Session, query: str, codes: list[str], margin: float = 1.0) -> list[str]:
     """Which of these materials the query's other words describe, best first (one shared word is
-    enough): 做提拉米苏那个意大利奶酪 among the cheeses is mascarpone."""
+    enough): 做提拉米苏那个意大利奶酪 among the cheeses is mascarpone. None when the best does not
+    score `margin` times the next: a near tie is no choice."""
     conditions = [Material.active.is_(True), Material.code.in_(codes)]
-    ids = described_materials(session, parse_query(query), conditions, enough=1)
+    scored = described_materials(session, parse_query(query), conditions, enough=1, scores=True)
+    if len(scored) > 1 and scored[0][1] < margin * scored[1][1]:
+        return []
+    ids = [i for i, _ in scored]
     by_id = dict(
         session.execute(select(Material.id, Material.code).where(Material.id.in_(ids))).tuples().all()
     )

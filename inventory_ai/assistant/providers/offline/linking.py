@@ -114,8 +114,7 @@ class Linker(PlaceFinder):
         return mentions
 
     def _named_in(self, text: str, options: dict[str, tuple[int, int]]) -> dict:
-        """phrase -> (material, span) for each phrase that is a name, a name typed by its sound or
-        a material's alias."""
+        """phrase -> (material, span) for each phrase that is a name, one typed by its sound or an alias."""
         found: dict[str, tuple[Card, tuple[int, int]]] = {}
         names = [k for k in options if not k.isascii()]
         sounds = self.words.sounds_like(text, _NEVER_FOR_A_NAME)  # 他他粉 -> 塔塔粉
@@ -276,13 +275,12 @@ class Linker(PlaceFinder):
             return None
         span = (said[0].start(), said[-1].end())
         clear = page.total == 1 or self.catalogue.described_clearly(query, margin) == page.cards[0].code
-        return Mention(
-            text[span[0] : span[1]], span, page.cards[:1] if clear else page.cards, clear, page.total
-        )
+        cards = page.cards[:1] if clear else page.cards
+        return Mention(text[span[0] : span[1]], span, cards, clear, page.total)
 
     def narrowed(self, mention: Mention, rest: str) -> Mention:
         """A name several materials share, made one by what else the request says of it, read
-        against their descriptions and other names (华夫饼上撒的那种大颗粒的糖 is the pearl sugar)."""
+        against their descriptions and other names (华夫饼上撒的那种大颗粒的糖 is the pearl sugar), clearly."""
         if mention.exact or len(mention.candidates) < 2 or mention.more:
             return mention
         # The shared name's own words cannot tell its materials apart (黄油酥用的黄油: 黄油 again).
@@ -291,8 +289,8 @@ class Linker(PlaceFinder):
         shares = re.findall(r"\d+(?:\.\d+)?%", rest)  # the one whose name or spec says 70%
         every = self.catalogue.search(mention.text, limit=50).cards if said or shares else []
         held = [c.code for c in every if shares and all(s in f"{c.name_en} {c.spec}" for s in shares)]
-        if len(held) != 1:  # else the one its use, look or other names describe
-            held = self.catalogue.ranked_by_description(said, [c.code for c in every]) if said else []
+        if len(held) != 1:  # else the one its use, look or other names describe, not a near tie
+            held = self.catalogue.ranked_by_description(said, [c.code for c in every], 1.25) if said else []
         if not held:
             return mention
         chosen = next(c for c in every if c.code == held[0])

@@ -106,6 +106,7 @@ def _guess(asked: str, ctx: Context) -> Guess:
 
 
 # A clause that describes what follows its 的: 做红丝绒的红色素, 给黑麦面包上深棕色的那个色素.
+_CLAUSE_ENDS = re.compile(r"的(?:那个|那种|这个|这种|那款)|用的")  # what is said before it describes
 _CLAUSE = re.compile(r"([^\s\d,，。;；:：!！?？]{2,}?)的(?:那个|那种|这个|这种|那款)?(?=[\u4e00-\u9fff])")
 
 
@@ -114,10 +115,13 @@ def described_by_clause(text: str, materials: list[Mention], linker: Linker) -> 
     request also names (红丝绒 and 色素: the red velvet blend its description calls the red colouring),
     or, naming none, the clear match or the nearest whose name holds the word after 的
     (做提拉米苏撒面的那个粉: the cocoa, not the mascarpone)."""
-    # No name said whole, the request describes: what the whole describes clearly (平时打蛋白加的那种…糖)
+    # No name said whole: what the whole describes clearly; one of the materials of a loose name said
+    # outside a clause (chocolate for the brownies is no walnut; 拎蛋糕回家的那种袋子 may be no 蛋糕)
     if materials and not any(m.named for m in materials) and re.search(words.DESCRIBES, text, re.I):
         whole = linker.described(text, margin=1.25)  # a whole description says more than a clause
-        if whole is not None and whole.exact:
+        heads = [m for m in materials if not m.exact and not _CLAUSE_ENDS.search(text, m.span[1])]
+        found = {c.code for m in heads for c in linker.catalogue.search(m.text, limit=50).cards}
+        if whole is not None and whole.exact and (not heads or whole.best.code in found):
             return whole
     named = {c.code for m in materials for c in m.candidates}
     for clause in _CLAUSE.finditer(text) if len(materials) != 1 or not materials[0].exact else ():
