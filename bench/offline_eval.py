@@ -26,6 +26,7 @@ import time
 from datetime import date
 
 from _common import percentile, seeded_app
+from eval_all import in_half
 
 from inventory_ai.assistant.extension import manager, offline_lexicon, offline_warm_up
 from inventory_ai.assistant.providers.offline.provider import OfflineProvider
@@ -66,6 +67,7 @@ def main() -> None:
     parser.add_argument(
         "--database", help="a filled database's URL (bench/scale.py --fill) instead of a fresh one"
     )
+    parser.add_argument("--half", choices=("odd", "even"), help="only the cases with odd or even ids")
     parser.add_argument(
         "--warm", action="store_true", help="warm-up and gc.freeze() before the first request"
     )
@@ -77,7 +79,8 @@ def main() -> None:
         app = seeded_app(options.database)
         with app.app_context():
             app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-            cases = sorted(load(name), key=lambda c: c["tool"] == "create_new_intent")  # teaching last
+            cases = [c for c in load(name) if options.half is None or in_half(c["id"], options.half)]
+            cases.sort(key=lambda c: c["tool"] == "create_new_intent")  # teaching last
             if options.warm:  # as a warmed gunicorn worker starts (gunicorn.conf.py)
                 offline_warm_up(app)
                 gc.freeze()

@@ -271,11 +271,11 @@ class CatalogueView:
         found = self.search(phrase, limit=20, count_up_to=20).cards
         return any(phrase in c.name_zh for c in found)
 
-    def described_clearly(self, phrase: str) -> str | None:
-        return search_described.described_clearly(self._session, phrase)
+    def described_clearly(self, phrase: str, margin: float = 1.5) -> str | None:
+        return search_described.described_clearly(self._session, phrase, margin)
 
-    def ranked_by_description(self, phrase: str, codes: list[str]) -> list[str]:
-        return search_described.ranked_by_description(self._session, phrase, codes)
+    def ranked_by_description(self, phrase: str, codes: list[str], margin: float = 1.0) -> list[str]:
+        return search_described.ranked_by_description(self._session, phrase, codes, margin)
 
     # --- stock ------------------------------------------------------------------------------
 

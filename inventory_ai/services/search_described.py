@@ -30,20 +30,24 @@ _CHARACTER = 0.4  # a character's share of a pair's weight
 _DESCRIBED_CAP = 60  # a word more materials than this share says little of which one is meant
 
 
-def described_clearly(session: Session, query: str) -> str | None:
-    """The one material a description points at, when it scores well ahead of the next (half as
-    much again): 华夫饼上撒的那种大颗粒的糖 is the pearl sugar."""
+def described_clearly(session: Session, query: str, margin: float = 1.5) -> str | None:
+    """The one material a description points at, when it scores well ahead of the next (by default
+    half as much again): 华夫饼上撒的那种大颗粒的糖 is the pearl sugar."""
     scored = described_materials(session, parse_query(query), [Material.active.is_(True)], scores=True)
-    if not scored or (len(scored) > 1 and scored[0][1] < 1.5 * scored[1][1]):
+    if not scored or (len(scored) > 1 and scored[0][1] < margin * scored[1][1]):
         return None
     return session.scalar(select(Material.code).where(Material.id == scored[0][0]))
 
 
-def ranked_by_description(session: Session, query: str, codes: list[str]) -> list[str]:
+def ranked_by_description(session: Session, query: str, codes: list[str], margin: float = 1.0) -> list[str]:
     """Which of these materials the query's other words describe, best first (one shared word is
-    enough): 做提拉米苏那个意大利奶酪 among the cheeses is mascarpone."""
+    enough): 做提拉米苏那个意大利奶酪 among the cheeses is mascarpone. None when the best does not
+    score `margin` times the next: a near tie is no choice."""
     conditions = [Material.active.is_(True), Material.code.in_(codes)]
-    ids = described_materials(session, parse_query(query), conditions, enough=1)
+    scored = described_materials(session, parse_query(query), conditions, enough=1, scores=True)
+    if len(scored) > 1 and scored[0][1] < margin * scored[1][1]:
+        return []
+    ids = [i for i, _ in scored]
     by_id = dict(
         session.execute(select(Material.id, Material.code).where(Material.id.in_(ids))).tuples().all()
     )

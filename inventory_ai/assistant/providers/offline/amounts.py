@@ -125,8 +125,7 @@ def _fits(unit: str | None, mention: Mention) -> bool:
 
 
 def _one_of_a_kind(q: slot.Quantity, mention: Mention | None, text: str) -> bool:
-    """ "一个", "a" before something that is not the material (一个 PR, 一笔出库): one request, not
-    one piece of the material."""
+    """ "一个", "a" before what is not the material (一个 PR, 一笔出库): one request, not one piece."""
     if q.amount != 1 or q.unit not in (None, "pcs") or q.packs is not None or mention is None:
         return False
     after = text[q.span[1] : mention.span[0]] if mention.span[0] >= q.span[1] else ""

@@ -114,8 +114,7 @@ class Linker(PlaceFinder):
         return mentions
 
     def _named_in(self, text: str, options: dict[str, tuple[int, int]]) -> dict:
-        """phrase -> (material, span) for each phrase that is a name, a name typed by its sound or
-        a material's alias."""
+        """phrase -> (material, span) for each phrase that is a name, one typed by its sound or an alias."""
         found: dict[str, tuple[Card, tuple[int, int]]] = {}
         names = [k for k in options if not k.isascii()]
         sounds = self.words.sounds_like(text, _NEVER_FOR_A_NAME)  # 他他粉 -> 塔塔粉
@@ -259,37 +258,42 @@ class Linker(PlaceFinder):
                 i += 1
         return mentions
 
-    def described(self, text: str) -> Mention | None:
+    def described(self, text: str, margin: float = 1.5) -> Mention | None:
         """A material described rather than named ("the spray that stops trays sticking"): what the
         catalogue's descriptions and other names share with the words left over; one clear match,
         or the few nearest to ask about."""
-        found = re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]+", text)
+        # What it is said to be, without the ask's words (还有多少, how much left) and the particles
+        # (的那种): they pair with the words beside them into pairs no description means.
+        plain = re.sub(words.DESCRIBES, lambda m: " " * len(m.group(0)), text, flags=re.I)
+        plain = words.ZH_STOP_WORDS.sub(lambda m: " " * len(m.group(0)), plain)
+        plain = re.sub(rf"[{''.join(words.FUNCTION_CHARS)}]", " ", plain)
+        found = re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]+|\d+%", plain)
         said = [m for m in found if m.group(0).lower() not in words.EN_STOP]
-        if not said:
+        query = " ".join(m.group(0) for m in said)
+        page = self.catalogue.search(query, limit=4, described=True) if said else None
+        if page is None or not page.cards:
             return None
         span = (said[0].start(), said[-1].end())
-        phrase = text[span[0] : span[1]]
-        page = self.catalogue.search(phrase, limit=4, described=True)
-        if not page.cards:
-            return None
-        clear = page.total == 1 or self.catalogue.described_clearly(phrase) == page.cards[0].code
-        return Mention(phrase, span, page.cards[:1] if clear else page.cards, clear, page.total)
+        clear = page.total == 1 or self.catalogue.described_clearly(query, margin) == page.cards[0].code
+        cards = page.cards[:1] if clear else page.cards
+        return Mention(text[span[0] : span[1]], span, cards, clear, page.total)
 
     def narrowed(self, mention: Mention, rest: str) -> Mention:
         """A name several materials share, made one by what else the request says of it, read
-        against their descriptions and other names (华夫饼上撒的那种大颗粒的糖 is the pearl sugar)."""
+        against their descriptions and other names (华夫饼上撒的那种大颗粒的糖 is the pearl sugar), clearly."""
         if mention.exact or len(mention.candidates) < 2 or mention.more:
             return mention
         # The shared name's own words cannot tell its materials apart (黄油酥用的黄油: 黄油 again).
         rest = rest.replace(mention.text, " ")
         said = " ".join(m.group(0) for m in re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]{{2,}}", rest))
-        if not said:
+        shares = re.findall(r"\d+(?:\.\d+)?%", rest)  # the one whose name or spec says 70%
+        every = self.catalogue.search(mention.text, limit=50).cards if said or shares else []
+        held = [c.code for c in every if shares and all(s in f"{c.name_en} {c.spec}" for s in shares)]
+        if len(held) != 1:  # else the one its use, look or other names describe, not a near tie
+            held = self.catalogue.ranked_by_description(said, [c.code for c in every], 1.25) if said else []
+        if not held:
             return mention
-        every = self.catalogue.search(mention.text, limit=50).cards
-        ranked = self.catalogue.ranked_by_description(said, [c.code for c in every])
-        if not ranked:
-            return mention
-        chosen = next(c for c in every if c.code == ranked[0])
+        chosen = next(c for c in every if c.code == held[0])
         return Mention(mention.text, mention.span, [chosen], True, 1)
 
     def _search(self, phrase: str, span: tuple[int, int]) -> Mention | None:

@@ -64,8 +64,7 @@ def lookup(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
 
 
 def _a_kind(r: Reading, ctx: Context, asked_for_a_list) -> Plan | None:
-    """A search for a kind, where the request names it with examples, marks it, or asks for every
-    material a name covers."""
+    """A search for a kind: the request names it with examples, marks it, or asks for all a name covers."""
     warehouse, category, mention = place(r, "warehouse"), place(r, "category"), primary(r.links)
     if kind := _kind_with_examples(r):
         # "冷库里有哪些蛋液 全蛋液冷冻蛋液那种": the kind, where it was asked about

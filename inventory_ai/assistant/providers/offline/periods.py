@@ -364,8 +364,7 @@ def _not_past(year: int, month: int, day: int, today: date, fixed: bool = False)
 
 
 def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
-    """A date something is needed by: 2026-12-05, 12月5日, 下周一, next Monday, by Friday, by Dec 1,
-    明年七月底前, 月底前."""
+    """A date something is needed by: 2026-12-05, 12月5日, 下周一, next Monday, by Dec 1, 明年七月底前."""
     if m := _EN_DATE.search(text):
         month, day = _month(m.group("m1") or m.group("m2")), _day(m.group("d1") or m.group("d2"))
         return (found, m.span()) if (found := _not_past(today.year, month, day, today)) else None

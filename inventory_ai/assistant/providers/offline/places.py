@@ -69,8 +69,7 @@ class PlaceFinder:
             names += [a for a, targets in self.aliases.items() if (kind, item.code) in targets]
             place = Place(kind, item.code, item.name_zh, item.name_en, (0, 0))
             rows.append((kind, item.code, [n for n in names if n], place))
-        # 包材 is 包材仓's short name and 包装材料's contraction: a place to move goods to or
-        # from, else the kind of goods.
+        # 包材: 包材仓's short name and 包装材料's contraction; a place to move goods to or from, else goods
         warehouses = {n for kind, _code, names, _place in rows if kind == "warehouse" for n in names}
         both = warehouses & {n for kind, _c, names, _p in rows if kind == "category" for n in names}
         return rows, both, buildings_said, supplier_only
@@ -153,8 +152,7 @@ _SUPPLIER_AFTER = re.compile(rf"^\s*(?:{words.SUPPLIER_AFTER})")
 
 
 def _about_a_supplier(text: str, span: tuple[int, int]) -> bool:
-    """A short supplier name is the supplier when it is said as one: 中粮的东西, 从中粮, "from
-    anchor", "anchor's products"."""
+    """A short supplier name is the supplier when said as one: 中粮的东西, 从中粮, "from anchor"."""
     return bool(_SUPPLIER_BEFORE.search(text[: span[0]]) or _SUPPLIER_AFTER.match(text[span[1] :]))
 
 

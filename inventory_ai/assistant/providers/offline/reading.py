@@ -60,11 +60,10 @@ def read(text: str, ctx: Context, typed: str | None = None) -> Reading:
     materials = ctx.linker.find_materials(rest, code_spans)
     # What else is said of a loose name, without the ask's own words ("low stock in flour": any flour).
     said = re.sub(words.RUNNING_LOW, lambda m: " " * len(m.group(0)), rest, flags=re.I)
-    materials = [_narrowed(m, slot.blank(said, [m.span for m in materials])) for m in materials]
-    if len(materials) == 1:  # one loose name: what else is said of it may describe one of them
-        materials = [ctx.linker.narrowed(materials[0], slot.blank(said, [materials[0].span]))]
+    if len(materials) == 1 or re.search(words.DESCRIBES, said, re.I):  # what else is said: 70%, its use
+        materials = [ctx.linker.narrowed(m, slot.blank(said, [m.span for m in materials])) for m in materials]
     materials = _one_name_in_two_parts(text, materials)
-    if len(materials) > 1 or (materials and not materials[0].exact):
+    if materials and (len(materials) > 1 or not all(m.named for m in materials)):
         materials = [found] if (found := described_by_clause(rest, materials, ctx.linker)) else materials
     links = Links(materials, places)
     marks: list[tuple[tuple[int, int], str]] = [(m.span, PLACEHOLDERS["m"]) for m in materials]
@@ -106,25 +105,8 @@ def _guess(asked: str, ctx: Context) -> Guess:
     return whole
 
 
-def _narrowed(mention: Mention, rest: str) -> Mention:
-    """A loose name made exact by what else the request says of it: "dark chocolate … 70%" is the
-    one dark chocolate whose name or spec says 70%."""
-    if mention.exact or len(mention.candidates) < 2:
-        return mention
-    said = [w for w in re.findall(r"\d+(?:\.\d+)?%|[a-z]{3,}", rest.lower()) if w not in words.EN_STOP]
-    if not said:
-        return mention
-    scores = [
-        sum(w in f"{c.name_zh} {c.name_en} {c.spec or ''}".lower() for w in said) for c in mention.candidates
-    ]
-    best = max(scores)
-    if best == 0 or scores.count(best) > 1 or len(mention.candidates) < mention.total:
-        return mention
-    chosen = mention.candidates[scores.index(best)]
-    return replace(mention, candidates=[chosen], exact=True, total=1)
-
-
 # A clause that describes what follows its 的: 做红丝绒的红色素, 给黑麦面包上深棕色的那个色素.
+_CLAUSE_ENDS = re.compile(r"的(?:那个|那种|这个|这种|那款)|用的")  # what is said before it describes
 _CLAUSE = re.compile(r"([^\s\d,，。;；:：!！?？]{2,}?)的(?:那个|那种|这个|这种|那款)?(?=[\u4e00-\u9fff])")
 
 
@@ -133,8 +115,16 @@ def described_by_clause(text: str, materials: list[Mention], linker: Linker) -> 
     request also names (红丝绒 and 色素: the red velvet blend its description calls the red colouring),
     or, naming none, the clear match or the nearest whose name holds the word after 的
     (做提拉米苏撒面的那个粉: the cocoa, not the mascarpone)."""
+    # No name said whole: what the whole describes clearly; one of the materials of a loose name said
+    # outside a clause (chocolate for the brownies is no walnut; 拎蛋糕回家的那种袋子 may be no 蛋糕)
+    if materials and not any(m.named for m in materials) and re.search(words.DESCRIBES, text, re.I):
+        whole = linker.described(text, margin=1.25)  # a whole description says more than a clause
+        heads = [m for m in materials if not m.exact and not _CLAUSE_ENDS.search(text, m.span[1])]
+        found = {c.code for m in heads for c in linker.catalogue.search(m.text, limit=50).cards}
+        if whole is not None and whole.exact and (not heads or whole.best.code in found):
+            return whole
     named = {c.code for m in materials for c in m.candidates}
-    for clause in _CLAUSE.finditer(text):
+    for clause in _CLAUSE.finditer(text) if len(materials) != 1 or not materials[0].exact else ():
         if re.search(words.KINDS, clause.group(1), re.I):
             continue  # "统计一下各种面粉的…": every kind asked for, none described
         said = linker.described(clause.group(1))

@@ -66,10 +66,15 @@ _TIMES = re.compile(
 _LIANG = re.compile(
     r"(?<![\d.])(?P<n>\d+(?:\.\d+)?|[一二三四五六七八九十半]{1,3})两(?![箱袋包桶瓶罐盒件托卷块个天周月])"
 )
+# A pack's size said of the goods, not an amount: "the 1 kg bags", "in 50 kg sacks", "20升桶装的", 4升一桶的.
+_PACK_SIZE = re.compile(
+    rf"(?<![\d.])(?P<n>{DIGITS})\s*(?:{_UNIT})[\s-]*(?:(?:{PACKS})装|(?:{PACKS})(?<=s)\b|[一/]\s*(?:{PACKS}))",
+    re.I,
+)
 _LABEL_BEFORE = re.compile(words.LABEL_BEFORE, re.I)  # line 2, shelf 14 (offline_words.json)
 _A_DOCUMENT = re.compile(words.A_DOCUMENT, re.I)  # 一个采购申请, 一份报表: no amount of stock
 _BARE = re.compile(
-    rf"(?<![A-Za-z\d.#,-])(?P<n>(?:{DIGITS})\s*(?:{MAGNITUDE})|{DIGITS}|[零一二两三四五六七八九十百千万]{{2,}}(?=\s*(?:$|[,，。.!！])))(?!\d|[.,]\d|\s*(?:天|days?|号|日|月|点|%|\s*-?\s*(?:寸|英寸|inch|in\.?\s*(?:cake|box|tin|pan|round|square|ring)|cm\b|mm\b)|\"))"
+    rf"(?<![A-Za-z\d.#,-])(?P<n>(?:{DIGITS})\s*(?:{MAGNITUDE})|{DIGITS}|[零一二两三四五六七八九十百千万]{{2,}}(?=\s*(?:$|[,，。.!！])))(?!\d|[.,]\d|\s*(?:天|days?|号|日|月|点|%|\s*-?\s*(?:寸|英寸|公分|厘米|毫米|inch|in\.?\s*(?:cake|box|tin|pan|round|square|ring)|cm\b|mm\b)|\"))"
 )  # not a day, a date, a share or a size (8 inch cake boxes)
 CODE = re.compile(r"(?<![A-Za-z0-9])[mM]\d{3,}(?![0-9])")
 
@@ -118,6 +123,8 @@ def quantities(text: str) -> list[Quantity]:
     for m in _LIANG.finditer(text):
         if (amount := number(m.group("n"))) is not None:
             found.add(Quantity(amount * 50, "g", span=m.span()))
+    sizes = _PACK_SIZE.finditer(text)  # not one with a count of packs just before it (3袋，25公斤一袋)
+    found.taken += [m.span() for m in sizes if not _PACK_ONLY.search(text, max(0, m.start() - 6), m.start())]
     for m in _PACK_ONLY.finditer(text):
         _packs(found, m)
     for m in _PLAIN.finditer(text):
@@ -127,7 +134,8 @@ def quantities(text: str) -> list[Quantity]:
             continue
         if not _LABEL_BEFORE.search(text[: m.start()]):  # line 2, shelf 14, PO 7731, 3号线: a name
             found.add(Quantity(number(m.group("n")), None, span=m.span()))
-    return sorted(found, key=lambda q: q.span)
+    found.sort(key=lambda q: q.span)
+    return found
 
 
 def _packs(found: _Found, m: re.Match) -> None:
@@ -217,7 +225,7 @@ def parse(text: str, today: date) -> Slots:
         slots.spans.append(span)
     masked = blank(text, slots.spans)
     slots.quantities = quantities(masked)
-    slots.spans += [span for q in slots.quantities for span in (q.span, *q.more_spans)]
+    slots.spans += slots.quantities.taken  # each amount's spans and the sizes said of the goods
     return slots
 
 

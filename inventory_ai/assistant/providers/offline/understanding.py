@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from itertools import pairwise
 
 from inventory_ai.assistant.providers.offline import (
     amounts,
@@ -198,8 +199,10 @@ def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         args["material"] = mention.best.code
     if warehouse := place(r, "warehouse"):
         args["warehouse"] = warehouse
-    if kind := direction(r.text):
-        args["movement_type"] = kind
+    stores = sorted(p.span for p in r.links.of("warehouse"))  # 冷库到主仓 is a route, 冷库和主仓 two places
+    route = any(re.fullmatch(words.ROUTE_BETWEEN, r.text[a[1] : b[0]], re.I) for a, b in pairwise(stores))
+    if kind := direction(r.text) or ("transfer" if route else None):
+        args["movement_type"] = kind  # a route between two stores is a transfer, whatever its verb
     if r.slots.period:
         args["since"] = r.slots.period.since.isoformat()
         args["until"] = r.slots.period.until.isoformat()
