@@ -1,6 +1,6 @@
 """Every evaluation set's score, one line each (no misses printed, no timing).
 
-    .venv/bin/python bench/eval_all.py [--today 2026-11-27] [--by-class] [SET ...]
+    .venv/bin/python bench/eval_all.py [--today 2026-11-27] [--by-class] [--half odd|even] [SET ...]
 
 For held-out sets, whose cases must not be read: only their counts are printed (with --by-class,
 also per `class` field of the cases, for sets whose writers gave one).
@@ -17,7 +17,7 @@ from _common import seeded_app
 
 from inventory_ai.extensions import db
 from inventory_ai.services import clock
-from tests.support.evaluation import EVALUATION, evaluate, load
+from tests.support.evaluation import EVALUATION, evaluate, half, load
 
 
 def main() -> None:
@@ -25,6 +25,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sets", nargs="*", help="set names (all of tests/evaluation by default)")
     parser.add_argument("--by-class", action="store_true", help="counts per case class too")
+    parser.add_argument("--half", choices=("odd", "even"), help="only the cases with odd or even ids")
     parser.add_argument("--today", type=date.fromisoformat, default=date(2026, 11, 27))
     options = parser.parse_args()
     clock.today = lambda: options.today
@@ -33,7 +34,7 @@ def main() -> None:
         app = seeded_app()
         with app.app_context():
             app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-            cases = sorted(load(name), key=lambda c: c["tool"] == "create_new_intent")
+            cases = sorted(half(load(name), options.half), key=lambda c: c["tool"] == "create_new_intent")
             results = evaluate(db.session, cases)
             right = sum(r.ok for r in results)
             print(f"{name}: {right}/{len(cases)} = {100 * right / len(cases):.1f}%", flush=True)

@@ -29,7 +29,7 @@ from inventory_ai.assistant.types import Message, ModelRequest
 from inventory_ai.extensions import db
 from inventory_ai.models import User
 from inventory_ai.services import clock
-from tests.support.evaluation import evaluate, load, report
+from tests.support.evaluation import evaluate, half, load, report
 
 
 def understanding_times(cases: list[dict]) -> list[float]:
@@ -58,6 +58,7 @@ def main() -> None:
         "which", nargs="?", default="both", help="dev, test, both, a set's name or a .jsonl path"
     )
     parser.add_argument("-v", dest="verbose", action="store_true", help="print every miss")
+    parser.add_argument("--half", choices=("odd", "even"), help="only the cases with odd or even ids")
     parser.add_argument("--today", type=date.fromisoformat, help="the plant's date for the run (YYYY-MM-DD)")
     parser.add_argument(
         "--database", help="a filled database's URL (bench/scale.py --fill) instead of a fresh one"
@@ -70,7 +71,7 @@ def main() -> None:
         app = seeded_app(options.database)
         with app.app_context():
             app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-            cases = sorted(load(name), key=lambda c: c["tool"] == "create_new_intent")  # teaching last
+            cases = sorted(half(load(name), options.half), key=lambda c: c["tool"] == "create_new_intent")  # teaching last
             started = time.perf_counter()
             timings, cpu = [], []
             results = []
