@@ -71,7 +71,9 @@ def main() -> None:
         app = seeded_app(options.database)
         with app.app_context():
             app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-            cases = sorted(half(load(name), options.half), key=lambda c: c["tool"] == "create_new_intent")  # teaching last
+            cases = sorted(
+                half(load(name), options.half), key=lambda c: c["tool"] == "create_new_intent"
+            )  # teaching last
             started = time.perf_counter()
             timings, cpu = [], []
             results = []
