@@ -1,6 +1,6 @@
 """The offline assistant's accuracy on its evaluation sets, and its latency.
 
-    .venv/bin/python bench/offline_eval.py [dev|test|both|NAME|PATH.jsonl] [-v] [--today 2026-11-27]
+    .venv/bin/python bench/offline_eval.py [dev|test|both|NAME|PATH.jsonl] [-v] [--half odd|even] [--today 2026-11-27]
     .venv/bin/python bench/offline_eval.py dev --database sqlite:////work/scale/offline_100k.db
 
 Each request runs through the real loop on a fresh seeded database as its role; the first tool call
@@ -22,6 +22,7 @@ import time
 from datetime import date
 
 from _common import percentile, seeded_app
+from eval_all import in_half
 
 from inventory_ai.assistant.extension import manager, offline_lexicon
 from inventory_ai.assistant.providers.offline.provider import OfflineProvider
@@ -29,7 +30,7 @@ from inventory_ai.assistant.types import Message, ModelRequest
 from inventory_ai.extensions import db
 from inventory_ai.models import User
 from inventory_ai.services import clock
-from tests.support.evaluation import evaluate, half, load, report
+from tests.support.evaluation import evaluate, load, report
 
 
 def understanding_times(cases: list[dict]) -> list[float]:
@@ -71,9 +72,8 @@ def main() -> None:
         app = seeded_app(options.database)
         with app.app_context():
             app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-            cases = sorted(
-                half(load(name), options.half), key=lambda c: c["tool"] == "create_new_intent"
-            )  # teaching last
+            cases = [c for c in load(name) if options.half is None or in_half(c["id"], options.half)]
+            cases.sort(key=lambda c: c["tool"] == "create_new_intent")  # teaching last
             started = time.perf_counter()
             timings, cpu = [], []
             results = []

@@ -16,7 +16,6 @@ dates) as the dates they cover; a due date as a date; warehouses and categories 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -40,14 +39,6 @@ def load(name: str) -> list[dict]:
     """A split of tests/evaluation by name, or any .jsonl file of cases by its path."""
     path = Path(name) if name.endswith(".jsonl") else EVALUATION / f"{name}.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def half(cases: list[dict], which: str | None) -> list[dict]:
-    """The cases whose id ends in an odd or an even number (a set read and tuned on in one half and
-    only scored in the other); all of them without `which`."""
-    if not which:
-        return cases
-    return [c for c in cases if int(re.search(r"(\d+)$", c["id"]).group(1)) % 2 == (which == "odd")]
 
 
 @dataclass
