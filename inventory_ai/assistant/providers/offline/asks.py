@@ -54,9 +54,9 @@ def two_asks(text: str, plan_of: Reads, named: Names, asked=None, placed=None) -
     if len(asked) != 2:
         return None
     first_name, second_name = named(asked[0]), named(asked[1])
-    if first_name and not second_name and not placed(asked[1]):  # a part about a kind or place borrows none
+    if first_name and not second_name:
         asked[1] = f"{first_name} {asked[1]}"
-    elif second_name and not first_name and not placed(asked[0]):
+    elif second_name and not first_name:
         asked[0] = f"{second_name} {asked[0]}"
     if (where := placed(asked[0])) and not placed(asked[1]):
         asked[1] = f"{where} {asked[1]}"  # "…of the packaging store, and list what's low there"
