@@ -45,8 +45,16 @@ def post_fork(server, worker):
 
 
 def post_worker_init(worker):
-    # The app is loaded: what the worker made so far (the imports, the app, its engines: about
-    # 390,000 objects) lives as long as it does. Frozen out of the collector's sight, a full
+    # INVENTORY_AI_OFFLINE_WARM_UP=1: the offline assistant's intent model fitted and its query
+    # shapes' statements built, so that a worker's first answers do not pay for them (about 1 s of
+    # CPU at start; inventory_ai/assistant/extension.py). Off by default: a start on a busy machine
+    # (the tests' servers) is not held up.
+    if os.environ.get("INVENTORY_AI_OFFLINE_WARM_UP") == "1":
+        from inventory_ai.assistant.extension import offline_warm_up
+
+        offline_warm_up(worker.wsgi)
+    # The app is loaded and warmed: what the worker made so far (the imports, the app, its engines,
+    # the intent model: about 390,000 objects) lives as long as it does. Frozen out of the collector's sight, a full
     # collection looks only at what was made since. Before, each one walked them all, holding the
     # worker's GIL for 100-200 ms every few seconds under load (measured in docs/benchmarks.md).
     gc.freeze()

@@ -11,11 +11,15 @@ clock, and the process's CPU time, the steadier measure on a loaded machine, wit
 for a day says "this month" and "by Dec 1" of that day. `--database` runs on a database already
 filled (bench/scale.py --fill, e.g. 100,000 materials: its answers' bookings stay in it) instead of
 a fresh seeded one: the speed at that size; the accuracy is judged on the seeded catalogue only.
+By default the process answers straight away, as a gunicorn worker does by default; `--warm` first
+warms the app and freezes its objects as a worker does with INVENTORY_AI_OFFLINE_WARM_UP=1
+(`offline_warm_up`, `gc.freeze()`).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import time
@@ -24,7 +28,7 @@ from datetime import date
 from _common import percentile, seeded_app
 from eval_all import in_half
 
-from inventory_ai.assistant.extension import manager, offline_lexicon
+from inventory_ai.assistant.extension import manager, offline_lexicon, offline_warm_up
 from inventory_ai.assistant.providers.offline.provider import OfflineProvider
 from inventory_ai.assistant.types import Message, ModelRequest
 from inventory_ai.extensions import db
@@ -64,6 +68,9 @@ def main() -> None:
     parser.add_argument(
         "--database", help="a filled database's URL (bench/scale.py --fill) instead of a fresh one"
     )
+    parser.add_argument(
+        "--warm", action="store_true", help="warm-up and gc.freeze() before the first request"
+    )
     options = parser.parse_args()
     which, verbose = options.which, options.verbose
     if options.today:
@@ -74,6 +81,9 @@ def main() -> None:
             app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
             cases = [c for c in load(name) if options.half is None or in_half(c["id"], options.half)]
             cases.sort(key=lambda c: c["tool"] == "create_new_intent")  # teaching last
+            if options.warm:  # as a warmed gunicorn worker starts (gunicorn.conf.py)
+                offline_warm_up(app)
+                gc.freeze()
             started = time.perf_counter()
             timings, cpu = [], []
             results = []

@@ -33,6 +33,7 @@ class _Compiled:
     processors: tuple  # per name: the column type's conversion for this dialect, or None
     fixed: dict  # name -> value, for the statement's own literals (a WHERE's status)
     positional: bool
+    results: tuple  # per column a SELECT returns: its type's conversion for this dialect, or None
 
 
 class Direct:
@@ -69,8 +70,12 @@ class Prepared:
                 binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in names
             )
             fixed = {n: binds[n].value for n in names if not binds[n].required and binds[n].value is not None}
+            results = tuple(
+                column[3].dialect_impl(dialect).result_processor(dialect, None)
+                for column in made._result_columns
+            )
             compiled = self._by_dialect[key] = _Compiled(
-                made.string, names, processors, fixed, made.positional
+                made.string, names, processors, fixed, made.positional, results
             )
         return compiled
 
@@ -110,6 +115,31 @@ class Prepared:
             raise _wrapped(connection, raw, cursor, compiled.sql, parameters, error) from error
         finally:
             _close(cursor, dialect)
+
+    def rows(self, where: Session | Direct, values: dict) -> list[tuple]:
+        """A SELECT's rows, in the session's transaction or a direct one, each value converted by
+        its column's type as Core's result converts it (a JSON column's text decoded)."""
+        connection = where if isinstance(where, Direct) else where.connection()
+        dialect = connection.dialect
+        compiled = self._for(dialect)
+        parameters = _values(compiled, values)
+        raw, cursor = connection.connection.dbapi_connection, None
+        try:
+            cursor = raw.cursor()
+            _sent(connection, cursor, compiled.sql, parameters, False)
+            fetched = cursor.fetchall()
+        except dialect.loaded_dbapi.Error as error:
+            raise _wrapped(connection, raw, cursor, compiled.sql, parameters, error) from error
+        finally:
+            _close(cursor, dialect)
+        if not any(compiled.results):
+            return [tuple(row) for row in fetched]
+        return [
+            tuple(
+                v if convert is None else convert(v) for v, convert in zip(row, compiled.results, strict=True)
+            )
+            for row in fetched
+        ]
 
 
 class BuiltOnce:

@@ -36,6 +36,9 @@ class WriterTurns:
 
     _files: dict[str, WriterTurns] = {}
     _made = threading.Lock()
+    # This process's id, set again in a forked child (_forget_inherited): a turn is taken and given
+    # back three times a chat message, and os.getpid() at each was a system call each time.
+    _process = os.getpid()
 
     def __init__(self, path: str | None):
         self.path = path
@@ -51,10 +54,10 @@ class WriterTurns:
     def _own(self) -> None:
         """State of this process's own: a forked process must not share its parent's lock file (a
         lock on it would outlive the parent) nor its thread locks (held by threads it does not have)."""
-        if self._pid == os.getpid():
+        if self._pid == WriterTurns._process:
             return
         with WriterTurns._made:
-            if self._pid == os.getpid():
+            if self._pid == WriterTurns._process:
                 return
             self._threads = threading.Lock()
             self._guard = threading.Lock()  # who holds the turn changes under it
@@ -64,12 +67,13 @@ class WriterTurns:
             if self.path:  # in a folder we cannot write in, only the threads take turns
                 with contextlib.suppress(OSError):
                     self._file = os.open(f"{self.path}-writers", os.O_RDONLY | os.O_CREAT, 0o644)
-            self._pid = os.getpid()  # last: another thread sees the state whole or not at all
+            self._pid = WriterTurns._process  # last: another thread sees the state whole or not at all
 
     @classmethod
     def _forget_inherited(cls) -> None:
         """In a forked child: close the parent's lock file here, so only the parent holds its lock."""
         cls._made = threading.Lock()  # a parent's thread may have held it at the fork
+        cls._process = os.getpid()
         for turns in cls._files.values():
             if turns._pid != -1 and turns._file is not None:
                 with contextlib.suppress(OSError):
@@ -113,7 +117,7 @@ class WriterTurns:
                 self._file = None
 
     def give_back(self, connection) -> None:
-        if self._pid != os.getpid():
+        if self._pid != WriterTurns._process:
             return  # no turn was taken in this process
         held = self._holder
         if held is not None and held() is connection:

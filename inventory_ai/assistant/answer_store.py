@@ -102,17 +102,17 @@ def intake(
     return Intake(conversation, question, answer)
 
 
-def write_intake(session: Session, rows: Intake, seq: int) -> None:
+def write_intake(where: Session | Direct, rows: Intake, seq: int) -> None:
     """The question and its answer after sequence number `seq` of their conversation, stamped now."""
     now = utcnow()
     rows.question["created_seq"], rows.answer["created_seq"] = seq + 1, seq + 2
     rows.question["created_at"] = rows.answer["created_at"] = rows.answer["heartbeat_at"] = now
     if rows.conversation is not None:
         rows.conversation["created_at"] = rows.conversation["updated_at"] = now
-        insert_rows(session, Conversation, [rows.conversation])
+        insert_rows(where, Conversation, [rows.conversation])
     else:
-        TOUCH_CONVERSATION.execute(session, [{"conversation": rows.conversation_id, "now": now}])
-    insert_rows(session, ChatMessage, [rows.question, rows.answer])
+        TOUCH_CONVERSATION.execute(where, [{"conversation": rows.conversation_id, "now": now}])
+    insert_rows(where, ChatMessage, [rows.question, rows.answer])
 
 
 def adopt_intake(session: Session, rows: Intake, conversation: Conversation | None) -> ChatMessage:

@@ -179,10 +179,13 @@ class ModelCall(db.Model):
     """One request to the model provider: usage for metrics and cost."""
 
     __tablename__ = "model_calls"
+    # The daily token budget sums a user's calls since midnight before every message: read through
+    # (user, time), only today's rows are visited, however long the user's history.
+    __table_args__ = (Index("ix_model_calls_user_created", "user_id", "created_at"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     message_id: Mapped[str] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"), index=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     provider: Mapped[str] = mapped_column(String(32))
     model: Mapped[str] = mapped_column(String(64))
     status: Mapped[str] = mapped_column(String(16))

@@ -12,6 +12,7 @@ from inventory_ai import tracing
 from inventory_ai.database import insert_rows
 from inventory_ai.logging import scrub
 from inventory_ai.models import AuditEvent
+from inventory_ai.statements import Direct
 from inventory_ai.text import storable
 
 _SECRET_KEYS = {"password", "token", "api_key", "secret", "authorization"}
@@ -46,11 +47,11 @@ def event(action: str, status: str, **fields: Any) -> dict:
     return {"action": action, "status": status, **fields}
 
 
-def write(session: Session, events: list[dict]) -> None:
-    """Audit events, written at once in the session's transaction (a Core insert: the loop writes
-    one per call, and nothing reads them back there)."""
+def write(where: Session | Direct, events: list[dict]) -> None:
+    """Audit events, written at once in the session's transaction or a direct one (a Core insert:
+    the loop writes one per call, and nothing reads them back there)."""
     if events:
-        insert_rows(session, AuditEvent, events)
+        insert_rows(where, AuditEvent, events)
 
 
 def record(session: Session, action: str, status: str, **fields: Any) -> None:

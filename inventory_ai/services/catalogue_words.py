@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from bisect import bisect_left
 
 from pypinyin import lazy_pinyin
 
@@ -16,18 +17,26 @@ from inventory_ai.services.search_index import stem
 from inventory_ai.text import CJK_RUN
 
 
-def of_aliases(aliases) -> tuple[frozenset[str], frozenset[str]]:
-    """The characters and English words of the other names (worked out once per directory)."""
+def of_aliases(aliases) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
+    """The characters and English words of the other names, the words also in order (a word's
+    beginning is then a range of them); worked out once per directory."""
     words = {w for phrase in aliases for w in re.findall(r"[a-z][a-z0-9]{2,}", phrase)}
     words |= {w[:-3] + "y" for w in words if w.endswith("ies")}  # a typo of "cranberry" is near it
-    return frozenset(c for phrase in aliases for c in phrase), frozenset(words)
+    return frozenset(c for phrase in aliases for c in phrase), frozenset(words), tuple(sorted(words))
 
 
 class CatalogueWords:
-    def __init__(self, view, alias_chars: frozenset[str], alias_words: frozenset[str]):
+    def __init__(
+        self, view, alias_chars: frozenset[str], alias_words: frozenset[str], in_order: tuple[str, ...]
+    ):
         self.view = view
-        self._alias_chars, self._alias_words = alias_chars, alias_words
+        self._alias_chars, self._alias_words, self._in_order = alias_chars, alias_words, in_order
         self._known: dict[str, bool] = {}
+
+    def _alias_words_beginning(self, start: str) -> tuple[str, ...]:
+        return self._in_order[
+            bisect_left(self._in_order, start) : bisect_left(self._in_order, start + "\uffff")
+        ]
 
     def chars_of(self, text: str) -> set[str]:
         """The characters of a text that some name or alias has."""
@@ -46,7 +55,7 @@ class CatalogueWords:
         its first letter, so an ordinary word ("money") is not read as a name ("honey")."""
         if len(word) < 4:
             return word
-        if self.view.begins_a_word(word) or any(w.startswith(word) for w in self._alias_words):
+        if self.view.begins_a_word(word) or self._alias_words_beginning(word):
             return word
         for singular in (word[:-1], word[:-2]) if word.endswith("s") else ():
             if self.is_word(singular):
@@ -57,11 +66,13 @@ class CatalogueWords:
         # Words that begin as it does (its first three or two letters, or the first and third for a slip in
         # the second): near in length, and not a word it merely begins with ("bakery" is no typo
         # of "bake" or of the "baker" in "baker's ammonia").
+        begun = {
+            w for start in {word[:3], word[:2], word[0] + word[2]} for w in self.view.words_beginning(start)
+        }
         near = {
             w
-            for start in {word[:3], word[:2], word[0] + word[2]}
-            for w in [*self.view.words_beginning(start), *self._alias_words]
-            if w.startswith(start[0])
+            for w in begun.union(self._alias_words_beginning(word[0]))
+            if w.startswith(word[0])
             and w.isalpha()
             and len(w) >= 4
             and abs(len(w) - len(word)) <= 2

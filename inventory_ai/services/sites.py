@@ -19,6 +19,7 @@ from inventory_ai.errors import Forbidden, InvalidInput, NotFound
 from inventory_ai.models import User, Warehouse
 from inventory_ai.services import audit
 from inventory_ai.services.search_index import normalise
+from inventory_ai.statements import BuiltOnce, Direct, Prepared
 
 
 @dataclass(frozen=True)
@@ -78,11 +79,19 @@ def narrows(session: Session, before: list[str] | None, after: list[str] | None)
     return not set(after) >= had
 
 
-def of_codes(session: Session, codes: list[str] | None) -> Sites:
+def of_codes(where: Session | Direct, codes: list[str] | None) -> Sites:
     if codes is None:
         return ALL
-    rows = session.execute(select(Warehouse.id, Warehouse.code).where(Warehouse.code.in_(list(codes)))).all()
-    return Sites(frozenset(r.id for r in rows), frozenset(r.code for r in rows))
+    if not codes:
+        return Sites(frozenset(), frozenset())
+    found = _WAREHOUSES.get((len(codes),), lambda: _warehouses_with(len(codes)))
+    rows = found.rows(where, {f"code{i}": code for i, code in enumerate(codes)})
+    return Sites(frozenset(id for id, _code in rows), frozenset(code for _id, code in rows))
+
+
+def _warehouses_with(count: int) -> Prepared:
+    codes = [bindparam(f"code{i}") for i in range(count)]
+    return Prepared(select(Warehouse.id, Warehouse.code).where(Warehouse.code.in_(codes)))
 
 
 def codes_of(session: Session, user: User) -> list[str] | None:
@@ -90,16 +99,18 @@ def codes_of(session: Session, user: User) -> list[str] | None:
     return session.scalar(select(User.warehouses).where(User.id == user.id))
 
 
-# Built once: every chat message, page and approval reads it (of_user), through Core, not the ORM.
-_CODES_OF = select(User.warehouses).where(User.id == bindparam("user"))
+# Built once: every chat message, page and approval reads them (of_user), straight through the
+# DBAPI (statements.py): in a direct transaction too (the intake's of a new conversation).
+_CODES_OF = Prepared(select(User.warehouses).where(User.id == bindparam("user")))
+_WAREHOUSES = BuiltOnce()  # by how many codes a person has
 
 
-def of_user(session: Session, user: User | int) -> Sites:
+def of_user(where: Session | Direct, user: User | int) -> Sites:
     """A person's warehouses as the database has them now (not as a cached user object has them):
     a change an admin made applies to that person's next request, on every worker and host."""
     user_id = user if isinstance(user, int) else user.id
-    codes = session.connection().execute(_CODES_OF, {"user": user_id}).scalar()
-    return of_codes(session, codes)
+    rows = _CODES_OF.rows(where, {"user": user_id})
+    return of_codes(where, rows[0][0] if rows else None)
 
 
 def names(session: Session, sites: Sites, language: str = "zh") -> list[str]:

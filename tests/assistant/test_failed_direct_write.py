@@ -107,3 +107,30 @@ def test_a_direct_write_whose_commit_fails_raises_it_as_sqlalchemy_does_and_stor
                 "VALUES ('no such answer', 1, '2026-11-27 10:00:00', 0)",
             )
         assert db.session.scalar(select(func.count()).select_from(ToolRound)) == 0
+
+
+def test_a_new_conversations_intake_that_fails_stores_nothing_and_the_next_message_goes_in(app, monkeypatch):
+    """A new conversation's question is written outside the Session (database.direct_write): a
+    failure after its INSERTs (here the warehouses' read) rolls all of it back, and the session
+    takes the next message as if nothing had happened."""
+    from inventory_ai.assistant import intake
+    from inventory_ai.models import Conversation
+
+    reading = intake.sites.of_user
+
+    def of_user(where, user):
+        raise RuntimeError("the warehouses' read failed")
+
+    use(app, ScriptedProvider(answer("好")))
+    with app.app_context():
+        staff = user_named("staff")
+        monkeypatch.setattr(intake.sites, "of_user", of_user)
+        with pytest.raises(RuntimeError):
+            manager().prepare_message(db.session, staff, "面粉", None)
+        with db.engine.connect() as conn:  # straight from the database
+            assert conn.execute(select(Conversation.id)).all() == []
+            assert conn.execute(select(ChatMessage.id)).all() == []
+        monkeypatch.setattr(intake.sites, "of_user", reading)
+        turn = manager().prepare_message(db.session, staff, "面粉", None)
+        list(manager().run(db.session, turn))
+        assert db.session.get(ChatMessage, turn.message_id).status == "completed"

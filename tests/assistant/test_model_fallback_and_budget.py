@@ -4,9 +4,11 @@ budget, over HTTP with the real SDK against the DashScope-protocol stub."""
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import event, select
 
 from inventory_ai.extensions import db
-from inventory_ai.models import ChatMessage
+from inventory_ai.models import ChatMessage, User
+from inventory_ai.services import usage
 from tests.support.clients import AuthActions
 from tests.support.dashscope_stub import Error, Reply
 
@@ -88,3 +90,26 @@ def test_past_the_budget_with_no_fallback_it_is_a_429_until_midnight(qwen, stub)
     refused = client.post("/api/v1/chat", json={"message": "再来"})
     assert refused.status_code == 429 and refused.json["error"]["code"] == "token_budget_exhausted"
     assert 0 < int(refused.headers["Retry-After"]) <= 86400
+
+
+def test_the_budget_reads_only_todays_calls_of_the_user(session):
+    """The sum before every message goes through (user, time): today's rows, not every call the
+    user ever made (through user_id alone, a cost that grew with each day of history)."""
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("the plan is read with SQLite's EXPLAIN QUERY PLAN")
+    staff = session.scalar(select(User).filter_by(username="staff"))
+    sent = []
+
+    def keep(_conn, _cursor, statement, parameters, _context, _many):
+        sent.append((statement, parameters))
+
+    event.listen(db.engine, "before_cursor_execute", keep)
+    try:
+        usage.tokens_today(session, staff.id)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", keep)
+    statement, parameters = next((s, p) for s, p in sent if "model_calls" in s)
+    plan = session.connection().exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters).all()
+    assert [row[3] for row in plan] == [
+        "SEARCH model_calls USING INDEX ix_model_calls_user_created (user_id=? AND created_at>?)"
+    ]

@@ -103,10 +103,8 @@ class PlaceFinder:
         lowered = text.lower()
         found: list[Place] = []
         taken: list[tuple[int, int]] = []
-        candidates = sorted(
-            ((len(n), n, kind, code, place) for kind, code, names, place in self.places() for n in names),
-            reverse=True,
-        )
+        every = ((len(n), n, kind, code, place) for kind, code, names, place in self.places() for n in names)
+        candidates = sorted((c for c in every if c[1] in lowered), reverse=True)  # names said: fewer patterns
         for _length, name, _kind, _code, place in candidates:
             for m in re.finditer(re.escape(name), lowered):
                 span = m.span()
