@@ -72,6 +72,8 @@ def main() -> None:
         "--warm", action="store_true", help="warm-up and gc.freeze() before the first request"
     )
     options = parser.parse_args()
+    if options.verbose and options.half == "even":
+        parser.error("-v prints the misses; the even ids are scored only, never read")
     which, verbose = options.which, options.verbose
     if options.today:
         clock.today = lambda: options.today  # every "today" of the run: periods, due dates, the judge
