@@ -121,11 +121,7 @@ class OfflineProvider:
             if rows:
                 return _call(decided.then, {"title": text.strip()[:100], "rows": rows[:50]})
         second, asked = decided.after, [(r["name"], r["arguments"]) for r in results]
-        if (
-            second is not None
-            and second.tool in context.offered
-            and (second.tool, second.arguments) not in asked
-        ):
+        if second and second.tool in context.offered and (second.tool, second.arguments) not in asked:
             return _call(second.tool, second.arguments)  # the message's second ask, after the first
         return None
 
