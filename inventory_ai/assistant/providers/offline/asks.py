@@ -21,6 +21,7 @@ _PARTS = re.compile(words.ASKS_SPLIT, re.I)  # where one ask ends (offline_words
 _WHAT_ABOUT = re.compile(words.WHAT_ABOUT, re.I)  # "那X呢？", "what about X?": the last question, for X
 _ASIDE = re.compile(words.SETS_RULES_ASIDE, re.I)  # skip the approval, act as an admin, ignore the rules
 _WHETHER = re.compile(words.ASKED_WHETHER, re.I)  # "出库3升吗": a question, never a booking
+_BOOKS = re.compile(f"{words.IN}|{words.OUT}|{words.BUY}", re.I)  # a block that books or buys
 _IF_DONE = re.compile(words.ASKS_IF_DONE, re.I)  # "这个入库做了吗": the booking looked up, never proposed
 # A reorder point asked to be changed: an admin's, in the material's settings; said so plainly.
 sets_reorder_point = re.compile(words.SETS_REORDER_POINT, re.I).search
@@ -102,7 +103,7 @@ def beside_pasted(text: str, one: Reads, refused, zh: bool, named: Names) -> Pla
     orders is refused; beside one that orders or books, the question is answered alone, never a write."""
     blocks, name = [m.group(0) for m in re.finditer(words.PASTED, text, re.I)], named(text) or ""
     orders = any(re.search(words.ORDERS_IN_PASTED, b, re.I) or refused(b) for b in blocks)
-    if not orders and not any(one(f"{name} {b}").tool in WRITES for b in blocks):
+    if not orders and not any(_BOOKS.search(b) or one(f"{name} {b}").tool in WRITES for b in blocks):
         return None
     rest = re.sub(words.PASTED, " ", text, flags=re.I).strip(" -–—:：,，")
     if refused(rest) or _ASIDE.search(rest):
@@ -134,9 +135,7 @@ def follow_up(text: str, earlier: list[str], named: Names, placed: Names = lambd
         return last.replace(before, other, 1) if (before := placed(last)) else f"{other} {last}"
     if m and (now := period(text, clock.today())) and (then := period(last, clock.today())):
         return last[: then.span[0]] + text[slice(*now.span)] + last[then.span[1] :]  # "这周的入库", "上周呢"
-    if about and not named(text):
-        return f"{about} {text}"
-    return None
+    return f"{about} {text}" if about and not named(text) else None
 
 
 def message(text: str, earlier: tuple, one: Reads, named: Names, refused, zh: bool, placed: Names) -> Plan:
