@@ -201,6 +201,8 @@ ASKS_WHETHER = [  # a part ending in 吗, 了吗, 呢 or "?" is a question, neve
     (STAFF, "淡奶油还剩多少 出库3升吗"),
     (STAFF, "高筋面粉还剩多少 出库25公斤了吗"),
     (BUYER, "低筋面粉还有多少 要采购100公斤吗"),
+    (BUYER, "should we order 100 kg of bread flour? how much do we have"),
+    (STAFF, "how much honey is left? booked in 10 kg?"),
 ]
 
 

@@ -57,6 +57,7 @@ def two_asks(text: str, plan_of: Reads, named: Names, asked=None, placed=lambda 
     asked = list(asked or parts(text))
     if len(asked) != 2:
         return None
+    whether = [_WHETHER.search(a + text[text.find(a) + len(a) :][:1]) for a in asked]  # "…3升吗", "…10 kg?"
     first_name, second_name = named(asked[0]), named(asked[1])
     if first_name and not second_name:
         asked[1] = f"{first_name} {asked[1]}"
@@ -65,8 +66,8 @@ def two_asks(text: str, plan_of: Reads, named: Names, asked=None, placed=lambda 
     if (where := placed(asked[0])) and not placed(asked[1]):
         asked[1] = f"{where} {asked[1]}"  # "…of the packaging store, and list what's low there"
     first, second = plan_of(asked[0]), plan_of(asked[1])
-    if any(p.tool in WRITES and _WHETHER.search(a) for p, a in zip((first, second), asked, strict=True)):
-        return None  # "淡奶油还剩多少 出库3升吗": a part that asks whether is never a booking
+    if any(p.tool in WRITES and w for p, w in zip((first, second), whether, strict=True)):
+        return next((p for p in (first, second) if p.tool not in (None, *WRITES)), None)  # the read alone
     about = {first.arguments.get("material"), second.arguments.get("material")}
     if not (first.tool and second.tool) or (first.tool == second.tool and (None in about or len(about) < 2)):
         return None  # one ask said twice; the same question of two materials is two calls
@@ -155,8 +156,6 @@ def message(text: str, earlier: tuple, one: Reads, named: Names, refused, zh: bo
         return both
     if len(parts(text)) == 1 and whole.tool not in (None, "search_materials") and not whole.then:
         pairs = joined(text)
-        if whole.tool in WRITES and (asked := [p[0] for p in pairs if _WHETHER.search(p[1])]):
-            whole = one(asked[0])  # "低筋面粉还有多少 要采购100公斤吗": the read, never the purchase
         both = next((both for pair in pairs if (both := two_asks(text, one, named, pair, placed))), None)
         if both is not None:  # the same first call: the whole's reading of it
             return replace(whole, after=both.after) if both.tool == whole.tool else both
