@@ -1,6 +1,6 @@
 """The offline assistant's accuracy on its evaluation sets, and its latency.
 
-    .venv/bin/python bench/offline_eval.py [dev|test|both|NAME|PATH.jsonl] [-v] [--today 2026-11-27]
+    .venv/bin/python bench/offline_eval.py [dev|test|both|NAME|PATH.jsonl] [-v] [--half odd|even] [--today 2026-11-27]
     .venv/bin/python bench/offline_eval.py dev --database sqlite:////work/scale/offline_100k.db
 
 Each request runs through the real loop on a fresh seeded database as its role; the first tool call
@@ -63,6 +63,7 @@ def main() -> None:
         "which", nargs="?", default="both", help="dev, test, both, a set's name or a .jsonl path"
     )
     parser.add_argument("-v", dest="verbose", action="store_true", help="print every miss")
+    parser.add_argument("--half", choices=("odd", "even"), help="only the cases with odd or even ids")
     parser.add_argument("--today", type=date.fromisoformat, help="the plant's date for the run (YYYY-MM-DD)")
     parser.add_argument(
         "--database", help="a filled database's URL (bench/scale.py --fill) instead of a fresh one"
@@ -72,6 +73,8 @@ def main() -> None:
         "--warm", action="store_true", help="warm-up and gc.freeze() before the first request"
     )
     options = parser.parse_args()
+    if options.verbose and options.half == "even":
+        parser.error("-v prints the misses; the even ids are scored only, never read")
     which, verbose = options.which, options.verbose
     if options.today:
         clock.today = lambda: options.today  # every "today" of the run: periods, due dates, the judge

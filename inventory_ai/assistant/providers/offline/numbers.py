@@ -7,17 +7,15 @@ import re
 import warnings
 from decimal import Decimal
 
+from inventory_ai.assistant.providers.offline import words
+
 with warnings.catch_warnings():  # its optional dependency's notice at import
     warnings.simplefilter("ignore")
     import cn2an
 
 CN_NUMBER = r"[零〇一壹二两贰三叁四五六七八九十拾百佰千仟万]+(?:点[零〇一二三四五六七八九]+)?"
 DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"  # 1,150 is a thousand and more; 2.5 a decimal
-_EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-               "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-               "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
-               "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
-               "hundred": 100, "a hundred": 100, "one hundred": 100, "half": Decimal("0.5")}  # fmt: skip
+_EN_NUMBERS = {said: Decimal(str(value)) for said, value in words.EN_NUMBERS.items()}  # offline_words.json
 _EN_NUMBER = "|".join(sorted(_EN_NUMBERS, key=len, reverse=True))
 # A magnitude after Arabic digits: 2万, 1w (chat's 万), 1.2k, 3千 (never 5kg or 2千克, a weight).
 MAGNITUDE = r"万|[kKwW](?![a-zA-Z])|千(?!克)"

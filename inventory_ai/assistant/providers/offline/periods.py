@@ -33,36 +33,6 @@ _MONTH_NAME = (
 )
 _EN_DAY = r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?"
 _NOT_AN_AMOUNT = r"(?![\d.]|\s*(?:%|公斤|千克|克|斤|吨|升|袋|箱|包|瓶|桶|个|kgs?\b|g\b|grams?\b|l\b|ml\b|pcs\b|boxe?s?\b|bags?\b|cases?\b))"
-# Two dates of one range, the second's month and both years optional ("11月1号到10号",
-# "10月15号到31号", "11月1号到11月底", "nov 1 to nov 10", "between oct 20 and oct 27", "from the 1st
-# to the 10th"). Never a pair of amounts ("margarine 5 to 10 kg").
-_RANGES = [
-    re.compile(
-        r"(?:(?P<y1>20\d\d)年)?(?P<m1>\d{1,2})月(?P<d1>\d{1,2})[日号]?\s*(?:到|至|~|～|-|–|—)\s*"
-        r"(?:(?P<y2>20\d\d)年)?(?:(?P<m2end>\d{1,2})月底|(?:(?P<m2>\d{1,2})月)?(?P<d2>\d{1,2})[日号]?)"
-        + _NOT_AN_AMOUNT
-    ),
-    re.compile(
-        rf"(?:\bbetween\s+(?P<bm1>{_MONTH_NAME})\s+(?P<bd1>{_EN_DAY})\s+and\s+|"
-        rf"\b(?P<em1>{_MONTH_NAME})\s+(?P<ed1>{_EN_DAY})\s*(?:to|until|till|through|thru|-|–)\s*)"
-        rf"(?:(?P<em2>{_MONTH_NAME})\s+)?(?P<ed2>{_EN_DAY})\b" + _NOT_AN_AMOUNT,
-        re.I,
-    ),
-    re.compile(  # 2026-11-01~2026-11-15, "1 Nov to 15 Nov"
-        rf"(?P<y1>20\d\d)-(?P<m1>\d\d?)-(?P<d1>\d\d?)\s*(?:到|至|~|～|-|–|to|until)\s*(?P<y2>20\d\d)-(?P<m2>\d\d?)-(?P<d2>\d\d?)"
-        rf"|\b(?P<ed1>{_EN_DAY})\s+(?P<em1>{_MONTH_NAME})\s*(?:to|until|till|through|-|–)\s*(?P<ed2>{_EN_DAY})\s+(?P<em2>{_MONTH_NAME})",
-        re.I,
-    ),
-    re.compile(  # 3号到10号, "between the 16th and the 20th": days of one month
-        r"(?<![月\d])(?P<td1>\d{1,2})[号日]\s*(?:到|至|~|-)\s*(?P<td2>\d{1,2})[号日]"
-        r"|\b(?:from|between)\s+the\s+(?P<te1>\d{1,2})(?:st|nd|rd|th)\s+(?:to|until|till|and)\s+the\s+(?P<te2>\d{1,2})(?:st|nd|rd|th)\b",
-        re.I,
-    ),
-    re.compile(  # 11/2-11/8, 11.3到11.9: month and day with a slash or a dot
-        r"(?<![\d/.])(?P<m1>\d{1,2})[/.](?P<d1>\d{1,2})\s*(?:到|至|~|～|-|–|—)\s*(?P<m2>\d{1,2})[/.](?P<d2>\d{1,2})"
-        + _NOT_AN_AMOUNT
-    ),
-]
 
 
 def _month(name: str | None) -> int | None:
@@ -153,29 +123,17 @@ def _month_end(year: int, month: int) -> date:
 
 _ZH_MONTH = r"(?P<m>1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])"
 _ZH_MONTH_ALONE = _ZH_MONTH.replace("?P<m>", "?P<m2>")
-# A whole month: 9月的入库, 八月份, 去年12月, "in October", "during Sept" (never 月饼, 9月5号, 月底前).
-_MONTH_PERIOD = re.compile(
-    rf"(?:(?P<y>20\d\d)年|(?P<rel>今年|去年))?(?<![\d个上本这下])(?<!每){_ZH_MONTH}月份?(?![\d饼底初中]|\s*[前之]|[一二三四五六七八九十]+[日号])"
-    rf"|(?:\b(?:in|during|for|of|over|through|across|throughout|from|between)\s+(?:the\s+month\s+of\s+)?|(?<!\d\s)(?<!by\s)\b(?!ma[yr]))"
-    rf"(?P<en>{_MONTH_NAME})(?!\s*\d\d?\b)"
-    rf"(?:\s+(?P<eny>20\d\d))?",
-    re.I,
-)
-# From a day or a month on, to today: 10号以后, 10月以来, 10月1号之后, "since October", "after the 10th".
-_OPEN = re.compile(
-    rf"(?:从|自)?(?:(?P<last>上个?月)|(?:{_ZH_MONTH})月)?(?P<d>\d{{1,2}})[号日](?:以后|之后|以来|后|起|开始|到现在|至今|(?P<yday>[到至]昨天))"
-    rf"|{_ZH_MONTH_ALONE}月份?(?:以后|之后|以来|起|开始|到现在|至今)"
-    rf"|\b(?:(?P<from>from\s+)|since\s+|after\s+|(?P<bare>))(?:(?P<dm>{_EN_DAY})\s+(?:of\s+)?)?(?P<en>{_MONTH_NAME})"
-    rf"(?:\s+(?P<end>{_EN_DAY}))?(?(from)\s+onwards?\b)(?(bare)\s*(?:之后|以后|以来|起|onwards?\b))"
-    rf"|\b(?:since|after)\s+the\s+(?P<ed>\d{{1,2}})(?:st|nd|rd|th)\b",
-    re.I,
-)
+_FILLED = {"{MONTH}": _MONTH_NAME, "{DAY}": _EN_DAY, "{NOT_AN_AMOUNT}": _NOT_AN_AMOUNT, "{ZH_MONTH}": _ZH_MONTH,
+           "{ZH_MONTH_ALONE}": _ZH_MONTH_ALONE}  # fmt: skip
 
 
-_TO_MONTH = re.compile(
-    rf"\s*(?:到|至|和|~|～|-|–|—|to|through|till|until|and)\s*(?:{_ZH_MONTH_ALONE}月份?|(?P<en2>{_MONTH_NAME}))",
-    re.I,
-)
+def _filled(pattern: str) -> re.Pattern:
+    return re.compile(re.sub(r"\{[A-Z_]+\}", lambda m: _FILLED[m[0]], pattern), re.I)
+
+
+# Two dates of one range, a whole month, from a day on, a month range's end: offline_words.json "dates"
+_RANGES = [_filled(p) for p in words.DATES["ranges"]]
+_MONTH_PERIOD, _OPEN, _TO_MONTH = (_filled(words.DATES[k]) for k in ("month", "open", "to_month"))
 
 
 def _month_number(said: str | None) -> int | None:

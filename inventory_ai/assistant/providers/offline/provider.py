@@ -120,8 +120,8 @@ class OfflineProvider:
             rows = _rows_of(last["data"])
             if rows:
                 return _call(decided.then, {"title": text.strip()[:100], "rows": rows[:50]})
-        second = decided.after
-        if second is not None and second.tool in context.offered and second.tool not in called:
+        second, asked = decided.after, [(r["name"], r["arguments"]) for r in results]
+        if second and second.tool in context.offered and (second.tool, second.arguments) not in asked:
             return _call(second.tool, second.arguments)  # the message's second ask, after the first
         return None
 
