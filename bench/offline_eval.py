@@ -68,7 +68,6 @@ def main() -> None:
     parser.add_argument(
         "--database", help="a filled database's URL (bench/scale.py --fill) instead of a fresh one"
     )
-    parser.add_argument("--half", choices=("odd", "even"), help="only the cases with odd or even ids")
     parser.add_argument(
         "--warm", action="store_true", help="warm-up and gc.freeze() before the first request"
     )
