@@ -197,8 +197,11 @@ def test_the_same_question_of_two_materials_is_two_calls(app, session, text, fir
     assert result.ok, result.why
 
 
-ASKS_WHETHER = [  # a part ending in 吗, 了吗, 呢 or "?" is a question, never a booking
+ASKS_WHETHER = [  # a part ending in 吗, 了吗, 呢, "?" or asking when is a question, never a booking
     (STAFF, "淡奶油还剩多少 出库3升吗"),
+    (BUYER, "淡奶油还剩多少？ 上次采购50升是哪天"),
+    (BUYER, "上次采购50升淡奶油是什么时候"),
+    (STAFF, "高筋面粉入库20袋是几号"),
     (STAFF, "高筋面粉还剩多少 出库25公斤了吗"),
     (BUYER, "低筋面粉还有多少 要采购100公斤吗"),
     (BUYER, "should we order 100 kg of bread flour? how much do we have"),
