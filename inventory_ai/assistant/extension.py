@@ -79,11 +79,7 @@ def offline_warm_up(app: Flask) -> int:
     nothing is written. About a second of CPU (every phrase, 487 of them, took 4.2 s). Returns the
     phrases read, 0 when the offline assistant does not answer here or the database cannot be read
     yet."""
-    config: Config = app.extensions["inventory_ai.config"]
-    if "offline" not in (
-        config.llm_model if config.llm_provider == "dashscope" else "offline",
-        *config.llm_fallback,
-    ):
+    if "offline" not in answerers(app.extensions["inventory_ai.config"]):
         return 0
     with app.app_context():
         session, registry = db.session, manager().registry
@@ -115,11 +111,16 @@ def offline_warm_up(app: Flask) -> int:
         return len(set(phrases))
 
 
-def provider_factory(config: Config, registry: ToolRegistry):
+def answerers(config: Config) -> list[str]:
     """Who answers, in order: the configured model, then INVENTORY_AI_LLM_FALLBACK (other Qwen models
-    and/or the offline assistant) when it fails after its retries or its breaker is open."""
+    and/or "offline") when it fails after its retries or its breaker is open."""
     names = [config.llm_model if config.llm_provider == "dashscope" else "offline"]
-    names += [n for n in config.llm_fallback if n not in names]
+    return names + [n for n in config.llm_fallback if n not in names]
+
+
+def provider_factory(config: Config, registry: ToolRegistry):
+    """The providers of `answerers`, in their order, for one session."""
+    names = answerers(config)
     qwen: dict[str, ChatProvider] = {}
     if any(n != "offline" for n in names):
         from inventory_ai.assistant.providers.breaker import shared_breaker

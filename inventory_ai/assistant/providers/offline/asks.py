@@ -148,9 +148,7 @@ def message(text: str, earlier: tuple, one: Reads, named: Names, refused, zh: bo
         return kept
     history = whole.tool == "get_stock_movements" and not ({"material", "warehouse"} & set(whole.arguments))
     again = earlier and (not whole.tool or history) and follow_up(text, list(earlier), named)
-    if (
-        again and (leaned := one(again)).tool
-    ):  # "出库5公斤", "这个月谁领过" after a question about 低筋面粉: it
+    if again and (leaned := one(again)).tool:  # "出库5公斤", "这个月谁领过" after 低筋面粉: it
         return leaned
     if len(parts(text)) == 2 and (both := two_asks(text, one, named, placed=placed)):
         return both
