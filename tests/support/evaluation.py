@@ -10,7 +10,8 @@ conversation, and `text` is judged. An answer is produced by the real loop (mana
 offline provider, the role's real toolbox, the seeded database). Arguments are compared by what they
 mean: a material by the code it resolves to; a search keyword by whether the search finds the
 expected materials; quantities in the material's unit; periods (a label, or `since`/`until` as ISO
-dates) as the dates they cover; a due date as a date; warehouses and categories by code.
+dates) as the dates they cover; a due date as a date; warehouses and categories by code. A booking
+an earlier message proposed is rejected before the next one, as the page has its requester decide first.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from inventory_ai.assistant.extension import manager
+from flask import current_app
+
+from inventory_ai.assistant.extension import DECISIONS_KEY, manager
 from inventory_ai.errors import DomainError
-from inventory_ai.models import ChatMessage, User
+from inventory_ai.models import ChatMessage, MessageStatus, User
 from inventory_ai.services import clock
 from inventory_ai.services.catalog import find_category, find_material
 from inventory_ai.services.search import SearchFilters, search_materials
@@ -242,7 +245,9 @@ def evaluate(session, cases: list[dict], today: date | None = None) -> list[Resu
         user = users[case["role"]]
         conversation = None
         for earlier in case.get("context", []):  # what the same user said before, in one conversation
-            conversation = _answered(session, user, earlier, conversation).conversation_id
+            said = _answered(session, user, earlier, conversation)
+            conversation = said.conversation_id
+            _decline_waiting(session, user, said.message_id)
         turn = _answered(session, user, case["text"], conversation)
         message = session.get(ChatMessage, turn.message_id)
         calls = [
@@ -284,6 +289,19 @@ def _answered(session, user, text: str, conversation: str | None):
     for _event in manager().run(session, turn):
         pass
     return turn
+
+
+def _decline_waiting(session, user, message_id: str) -> None:
+    """A booking proposed earlier in the conversation is rejected before the next message, as the
+    page makes its requester decide before typing on (a new message meanwhile is a 409); rejecting
+    books nothing, so the case judges the next message alone."""
+    if session.get(ChatMessage, message_id).status != MessageStatus.AWAITING_CONFIRMATION:
+        return
+    decision = current_app.extensions[DECISIONS_KEY].prepare(
+        session, user, message_id, approve=False, reason="not decided in this conversation"
+    )
+    for _event in manager().resume(session, decision):
+        pass
 
 
 def check_also(session, also: dict, later: list[dict], today: date) -> str:
