@@ -487,6 +487,12 @@ def main() -> None:
         else:
             do_measure(kind, url, size, extra["repeat"], extra["budget"])
         return
+    if not args or args[0] in ("-h", "--help"):
+        print(__doc__)
+        return
+    if args[0] not in ("sqlite", "postgresql"):
+        # else taken for a database kind: anything but "sqlite" dropped and refilled inv_scale_<size>
+        sys.exit(f"unknown database {args[0]!r}: sqlite or postgresql")
     kind = args.pop(0)
 
     def option(name: str, default):
