@@ -109,7 +109,7 @@ def bulk_dicts(kind: str, table: str, rows: list[dict]) -> None:
 # random inserts. On SQLite the primary key cannot be dropped: the terms go through a staging
 # table and into the real one in the key's order.
 TERM_COLUMNS = ["term", "field", "material_id"]
-TERM_INDEX = "ix_material_search_terms_material_id"
+TERM_INDEX = "ix_material_search_terms_material_field_term"
 
 
 def terms_before(kind: str) -> str:
@@ -143,7 +143,7 @@ def terms_after(kind: str) -> None:
             )
         )
         db.session.execute(text("DROP TABLE staged_terms"))
-    db.session.execute(text(f"CREATE INDEX {TERM_INDEX} ON material_search_terms (material_id)"))
+    db.session.execute(text(f"CREATE INDEX {TERM_INDEX} ON material_search_terms (material_id, field, term)"))
     db.session.commit()
     print(f"  search index keys built in {time.perf_counter() - started:.0f} s", file=sys.stderr)
 
@@ -487,6 +487,12 @@ def main() -> None:
         else:
             do_measure(kind, url, size, extra["repeat"], extra["budget"])
         return
+    if not args or args[0] in ("-h", "--help"):
+        print(__doc__)
+        return
+    if args[0] not in ("sqlite", "postgresql"):
+        # else taken for a database kind: anything but "sqlite" dropped and refilled inv_scale_<size>
+        sys.exit(f"unknown database {args[0]!r}: sqlite or postgresql")
     kind = args.pop(0)
 
     def option(name: str, default):

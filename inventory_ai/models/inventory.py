@@ -130,14 +130,15 @@ class MaterialSearchTerm(db.Model):
     """
 
     __tablename__ = "material_search_terms"
+    # A search's probe "has this material a term in this field (range)?" is a seek in this index
+    # alone (migration 0024); it serves every lookup by material id too.
+    __table_args__ = (Index("ix_material_search_terms_material_field_term", "material_id", "field", "term"),)
 
     term: Mapped[str] = mapped_column(sortable_text(64), primary_key=True)
     # 0 = code or name, 2 = a synonym (catalog_aliases), 1 = spec / category / supplier,
     # 3 = description: ranks name matches first, descriptions last.
     field: Mapped[int] = mapped_column(primary_key=True)
-    material_id: Mapped[int] = mapped_column(
-        ForeignKey("materials.id", ondelete="CASCADE"), primary_key=True, index=True
-    )
+    material_id: Mapped[int] = mapped_column(ForeignKey("materials.id", ondelete="CASCADE"), primary_key=True)
 
 
 class StockLevel(db.Model):

@@ -154,7 +154,12 @@ class CatalogueView:
         key = ("search", phrase, limit, count_up_to, described)
         if key not in self._asked:
             page = search.search_materials(
-                self._session, phrase, limit=limit, described=described, count_cap=count_up_to
+                self._session,
+                phrase,
+                limit=limit,
+                described=described,
+                count_cap=count_up_to,
+                together_first=True,  # the linking tries run after run of words: most find nothing
             )
             self._asked[key] = Found(
                 [_card(m, self.directory.category_codes) for m in page.materials],

@@ -22,6 +22,7 @@ from sqlalchemy import (
     case,
     exists,
     func,
+    intersect,
     literal_column,
     select,
     union_all,
@@ -208,13 +209,16 @@ def search_materials(
     offset: int = 0,
     described: bool = True,
     count_cap: int = COUNT_CAP,
+    together_first: bool = False,
 ) -> SearchPage:
     """Materials matching every word of the query by name, synonym, spec, category or supplier;
     when none does (and `described`), by their descriptions, the rarest shared words first. The
     total is counted up to `count_cap` (a caller that needs "one or several" asks for less).
 
     Two statements in the common case: the first tiers of the ranking and the capped total in
-    one, the page's materials in the other; the later tiers run only while the page is not full."""
+    one, the page's materials in the other; the later tiers run only while the page is not full.
+    `together_first`: a caller that asks of many runs of words no material has together (the
+    offline assistant's linking) has SQLite check that first (`_every`)."""
     filters = filters or SearchFilters()
     tokens = parse_query(query)
     text = normalise(query)
@@ -252,14 +256,22 @@ def search_materials(
         chinese := CJK_RUN.search(text) is not None,
         sqlite := session.get_bind().dialect.name == "sqlite",
     )
-    first, later, named = _BUILT.get(shape, lambda: _statements(bound, filters, chinese, sqlite))
-    counted = _ranked_ids(session, first, params, wanted, ids, seen)
-    # 6. synonyms  7. spec / category / supplier  8. each token in one or the other (as the total
-    # counts them): only while the page is not full, and 8 not for one term alone (below).
-    if len(ids) < wanted:
-        _ranked_ids(session, later, params, wanted, ids, seen)
-    if len(ids) < wanted and named is not None:
-        _ranked_ids(session, named, params, wanted, ids, seen)
+    first, later, named, every, names_alone = _BUILT.get(
+        shape, lambda: _statements(bound, filters, chinese, sqlite)
+    )
+    if together_first and every is not None and session.execute(every, params).first() is None:
+        # No material has every word in its names, synonyms or details: tiers 5-8 and the total
+        # are empty, and only the names' own tiers are asked (a name may begin with a word cut short).
+        _ranked_ids(session, names_alone, params, wanted, ids, seen)
+        counted = (COUNTED, "", 0, 0)
+    else:
+        counted = _ranked_ids(session, first, params, wanted, ids, seen)
+        # 6. synonyms  7. spec / category / supplier  8. each token in one or the other (as the
+        # total counts them): only while the page is not full, and 8 not for one term alone (below).
+        if len(ids) < wanted:
+            _ranked_ids(session, later, params, wanted, ids, seen)
+        if len(ids) < wanted and named is not None:
+            _ranked_ids(session, named, params, wanted, ids, seen)
     if not ids and described:
         ids = described_materials(session, tokens, conditions)
         total = len(ids)
@@ -295,8 +307,9 @@ _LONG_READ = bindparam("long_read", type_=Integer)  # twice that, for a prefix
 
 
 def _statements(tokens: list, filters: SearchFilters, chinese: bool, sqlite: bool) -> tuple:
-    """The ranking's statements for one shape of query: tiers 1-5 with the capped total, 6-7, and 8
-    (None when it cannot add anything)."""
+    """The ranking's statements for one shape of query: tiers 1-5 with the capped total, 6-7, 8
+    (None when it cannot add anything), whether any material has every word (None for one word or
+    none as a prefix) and tiers 1-4 alone."""
     wanted = _WANTED
     conditions = filter_conditions(filters, True, sqlite)
 
@@ -329,12 +342,36 @@ def _statements(tokens: list, filters: SearchFilters, chinese: bool, sqlite: boo
             name, Material.id
         )
         first.append(_tier(number, ranged, name, limit=wanted))
+    names_alone = union_all(*first) if len(first) > 1 else first[0]
     first.append(postings_tier(5, (NAME,)))  # 5. name contains every token
     first = union_all(*first, *_capped_total(tokens, filters, sqlite))
     later = union_all(postings_tier(6, (SYNONYM,)), postings_tier(7, (DETAIL,)))
     # One term alone is in one field or another: tier 8 finds nothing tiers 5-7 did not.
     single_term = len(tokens) == 1 and len(tokens[0].exact) + (tokens[0].prefix is not None) == 1
-    return first, later, None if single_term else postings_tier(8, NAMED)
+    every = _every(tokens) if sqlite else None
+    return first, later, None if single_term else postings_tier(8, NAMED), every, names_alone
+
+
+def _every(tokens: list) -> object | None:
+    """Whether some material has every word in its names, synonyms or details, as one INTERSECT of
+    each word's postings: index-only range reads, their sizes' worth of work. When no material has
+    them all, tiers 5-8 and the total each probe every posting of the first word for the others:
+    five reads of its postings ("baking paper rolls" at 100,000 materials: 60-100 ms of CPU on
+    SQLite, 12 ms so; docs/benchmarks.md). When one has them, the check is the cost alone (a few ms
+    for common words), hence only for a caller that expects to find nothing often. PostgreSQL
+    joins the probes as sets and finds nothing as fast without it. For several words with one as
+    a prefix (an exact word's probe is a direct seek)."""
+    parts = [(t, term) for t in tokens for term in t.exact] + [
+        (t, None) for t in tokens if t.prefix is not None
+    ]
+    if len(parts) < 2 or all(term is not None for _, term in parts):
+        return None
+    terms = MaterialSearchTerm
+    arms = [
+        select(terms.material_id).where(_condition(terms, token, term), terms.field < DESCRIPTION)
+        for token, term in parts
+    ]
+    return intersect(*arms).limit(1)
 
 
 def _exact_driver(tokens: list[Token]) -> bool:

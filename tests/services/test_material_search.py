@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from inventory_ai.models import Material, MaterialSearchTerm, StockLevel
 from inventory_ai.services import materials
@@ -218,3 +218,36 @@ def test_a_query_shape_is_built_once_and_the_built_statements_stay_bounded(monke
     for shape in ("a", "b", "c", "d"):
         built.get((shape,), lambda s=shape: made.append(s) or object())
     assert made == ["flour", "a", "b", "c", "d"] and len(built._by_shape) <= 3
+
+
+def test_words_no_material_has_together_are_answered_without_the_posting_tiers(session):
+    """Several words each some material has, but none all of them ("chocolate flour"), asked as the
+    offline assistant's linking asks: on SQLite one check of whether any material has them all,
+    then the names' own tiers; not the posting tiers and the total, which read each posting of a
+    word for the others."""
+    engine = session.get_bind()
+    if engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL joins the probes as sets: no check first")
+    sent: list[str] = []
+
+    def note(conn, cursor, statement, *args):
+        sent.append(statement)
+
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        page = search_materials(session, "chocolate flour", described=False, together_first=True)
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
+    assert (page.materials, page.total, page.total_capped) == ([], 0, False)
+    assert len([s for s in sent if s.lstrip().upper().startswith(("SELECT", "WITH"))]) == 2
+
+
+def test_a_name_begun_with_a_word_cut_short_is_found_when_no_posting_has_every_word(session):
+    # "chip dies" begins the name "Chip Diesel", but "dies" reads as the plural of "dy", a term
+    # no material has: the names' own tiers still find it, as before the check.
+    material = MaterialFactory(name_zh="薯片柴油", name_en="Chip Diesel", name_en_key="chip diesel")
+    index_material(session, material)
+    session.commit()
+    for together_first in (False, True):
+        page = search_materials(session, "chip dies", described=False, together_first=together_first)
+        assert codes(page) == [material.code] and page.total == 0
