@@ -63,6 +63,11 @@ class Linker(PlaceFinder):
         self.words = catalogue.words  # services/catalogue_words.py
 
     def find_materials(self, text: str, codes: list[tuple[str, tuple[int, int]]]) -> list[Mention]:
+        # What the goods are for (做马卡龙用, "for the cheesecake") is never the material named beside it.
+        found = self._materials(aside, codes) if (aside := purpose_aside(text)) != text else []
+        return found if any(m.named for m in found) else self._materials(text, codes)
+
+    def _materials(self, text: str, codes: list[tuple[str, tuple[int, int]]]) -> list[Mention]:
         mentions: list[Mention] = []
         for code, span in codes:
             material = self.catalogue.material(code)
@@ -320,6 +325,12 @@ def _options(text: str) -> dict[str, tuple[int, int]]:
                 normalise(text[english[i].start() : english[j].end()]), (english[i].start(), english[j].end())
             )
     return options
+
+
+def purpose_aside(text: str) -> str:
+    """The request without what the goods are for (words.PURPOSE); not a clause before the name, which
+    says which it is (做红丝绒的那个可可粉 is the red velvet blend)."""
+    return re.sub(rf"(?:{words.PURPOSE})(?!用?的)", lambda m: " " * len(m.group(0)), text, flags=re.I)
 
 
 def _in_order(short: str, name: str) -> bool:
