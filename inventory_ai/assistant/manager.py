@@ -284,9 +284,9 @@ class ToolExecutionManager:
         # them to it after the commit).
         with direct_write(answering.session) as written:
             answer_store.usage(written, answering.message, answering.usage)
-            answering.usage.clear()
             answer_store.write_round(written, rows, started)
             audit.write(written, events)
+        answering.usage.clear()  # stored: else the ending writes them (the daily budget counts them)
         TOOL_ROUNDS.inc()
         for row, outcome in zip(rows.calls, outcomes, strict=True):
             self.calls.count_in_answer(row["name"], outcome)
