@@ -272,16 +272,19 @@ def filled(model: type, rows: list[dict]) -> list[dict]:
     return written
 
 
-def insert_rows(where: Session | Direct, model: type, rows: list[dict], with_ids: bool = False) -> list[dict]:
+def insert_rows(
+    where: Session | Direct, model: type, rows: list[dict], with_ids: bool = False, made_filled: bool = False
+) -> list[dict]:
     """Write rows of a model's table with one Core INSERT, in the session's transaction (or a
-    direct_write's), and return them as written (`filled`: filling a filled row again changes
-    nothing), with `with_ids` an autoincrement id from RETURNING. Rows that bring their own
-    autoincrement id are written in a session only.
+    direct_write's), and return them as written (`filled`; rows `filled` made already, as the loop
+    makes its rows before the write lock, say so with `made_filled` and are not filled again), with
+    `with_ids` an autoincrement id from RETURNING. Rows that bring their own autoincrement id are
+    written in a session only.
 
     The loop's hot path: per row, the unit of work's bookkeeping cost several times the write
     itself (docs/benchmarks.md, the loop)."""
     t = _table(model)
-    written = filled(model, rows)
+    written = rows if made_filled else filled(model, rows)
     values = written  # keyed as the statements' parameters are, by column key, unless renamed
     if t.renamed:
         values = [{column.key: row[key] for column, key in t.keys.items() if key in row} for row in written]
