@@ -181,20 +181,24 @@ def direct_write(session: Session) -> Iterator[Direct]:
     back if it raises; the connection back in the pool either way. The session's own transaction
     ends first: a thread holds one connection at a time. The Session's transaction around a write
     (its connection, its commit) cost the loop more CPU than the statements (docs/benchmarks.md)."""
-    if in_transaction(session):
+    session = session() if isinstance(session, scoped_session) else session  # the scoped one looked up once
+    if session.in_transaction():
         session.commit()
     engine = session.get_bind()
     pooled = engine.raw_connection()
+    ended = False  # committed or rolled back here: the pool need not roll it back again
     try:
         direct = Direct(engine, pooled)
         if engine.dialect.name == "sqlite":
             _sqlite_begin(direct, "BEGIN IMMEDIATE")
         yield direct
         commit(direct)
+        ended = True
     except BaseException:
         if pooled.is_valid:  # else its connection was dropped, and the transaction with it
             try:
                 pooled.rollback()
+                ended = True
             except engine.dialect.loaded_dbapi.Error:  # the error that matters is the one raised
                 pooled.invalidate()
         # What the block put on the session's objects (as_written) was never stored: they are read
@@ -202,7 +206,10 @@ def direct_write(session: Session) -> Iterator[Direct]:
         session.expire_all()
         raise
     finally:
-        pooled.close()
+        if ended:  # back to the pool without its reset (a second rollback), as Core's Connection.close does
+            pooled._close_special(transaction_reset=True)
+        else:
+            pooled.close()
 
 
 @contextmanager
