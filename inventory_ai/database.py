@@ -338,6 +338,18 @@ def adopted(session: Session | scoped_session, model: type, rows: list[dict]) ->
     return objects
 
 
+def held(session: Session | scoped_session, model: type, key: object):
+    """`session.get(model, key)` that finds the session's own copy first: an object the session holds
+    and has nothing expired on is what `get` would return, without its lookup's Python around it
+    (the loop takes its answer and user this way, moments after the intake attached them); else
+    `get` itself (a load, an expired object refreshed, a deleted one None)."""
+    session = session() if isinstance(session, scoped_session) else session
+    obj = session.identity_map.get(_table(model).mapper.identity_key_from_primary_key((key,)))
+    if obj is not None and not instance_state(obj).expired:
+        return obj
+    return session.get(model, key)
+
+
 def as_written(obj: object, values: dict) -> None:
     """Column values just written by a statement of the caller's, put on the session's object as a
     load leaves them: known, with nothing to write. Through set_committed_value only where the object
