@@ -127,8 +127,8 @@ def adopt_intake(session: Session, rows: Intake, conversation: Conversation | No
         if "messages" not in inspect(conversation).unloaded:  # the loaded history stays true
             set_committed_value(conversation, "messages", [*conversation.messages, question, answer])
     set_committed_value(answer, "rounds", [])  # known empty: the loop does not ask the database
-    for message in (question, answer):
-        set_committed_value(message, "conversation", conversation)
+    for message in (question, answer):  # just attached, nothing changed: into their dicts (as_written)
+        as_written(message, {"conversation": conversation})
     return answer
 
 
