@@ -181,20 +181,24 @@ def direct_write(session: Session) -> Iterator[Direct]:
     back if it raises; the connection back in the pool either way. The session's own transaction
     ends first: a thread holds one connection at a time. The Session's transaction around a write
     (its connection, its commit) cost the loop more CPU than the statements (docs/benchmarks.md)."""
-    if in_transaction(session):
+    session = session() if isinstance(session, scoped_session) else session  # the scoped one looked up once
+    if session.in_transaction():
         session.commit()
     engine = session.get_bind()
     pooled = engine.raw_connection()
+    ended = False  # committed or rolled back here: the pool need not roll it back again
     try:
         direct = Direct(engine, pooled)
         if engine.dialect.name == "sqlite":
             _sqlite_begin(direct, "BEGIN IMMEDIATE")
         yield direct
         commit(direct)
+        ended = True
     except BaseException:
         if pooled.is_valid:  # else its connection was dropped, and the transaction with it
             try:
                 pooled.rollback()
+                ended = True
             except engine.dialect.loaded_dbapi.Error:  # the error that matters is the one raised
                 pooled.invalidate()
         # What the block put on the session's objects (as_written) was never stored: they are read
@@ -202,7 +206,10 @@ def direct_write(session: Session) -> Iterator[Direct]:
         session.expire_all()
         raise
     finally:
-        pooled.close()
+        if ended:  # back to the pool without its reset (a second rollback), as Core's Connection.close does
+            pooled._close_special(transaction_reset=True)
+        else:
+            pooled.close()
 
 
 @contextmanager
@@ -272,16 +279,19 @@ def filled(model: type, rows: list[dict]) -> list[dict]:
     return written
 
 
-def insert_rows(where: Session | Direct, model: type, rows: list[dict], with_ids: bool = False) -> list[dict]:
+def insert_rows(
+    where: Session | Direct, model: type, rows: list[dict], with_ids: bool = False, made_filled: bool = False
+) -> list[dict]:
     """Write rows of a model's table with one Core INSERT, in the session's transaction (or a
-    direct_write's), and return them as written (`filled`: filling a filled row again changes
-    nothing), with `with_ids` an autoincrement id from RETURNING. Rows that bring their own
-    autoincrement id are written in a session only.
+    direct_write's), and return them as written (`filled`; rows `filled` made already, as the loop
+    makes its rows before the write lock, say so with `made_filled` and are not filled again), with
+    `with_ids` an autoincrement id from RETURNING. Rows that bring their own autoincrement id are
+    written in a session only.
 
     The loop's hot path: per row, the unit of work's bookkeeping cost several times the write
     itself (docs/benchmarks.md, the loop)."""
     t = _table(model)
-    written = filled(model, rows)
+    written = rows if made_filled else filled(model, rows)
     values = written  # keyed as the statements' parameters are, by column key, unless renamed
     if t.renamed:
         values = [{column.key: row[key] for column, key in t.keys.items() if key in row} for row in written]
@@ -326,6 +336,18 @@ def adopted(session: Session | scoped_session, model: type, rows: list[dict]) ->
         identity_map._add_unpresent(state, state.key)
         objects.append(obj)
     return objects
+
+
+def held(session: Session | scoped_session, model: type, key: object):
+    """`session.get(model, key)` that finds the session's own copy first: an object the session holds
+    and has nothing expired on is what `get` would return, without its lookup's Python around it
+    (the loop takes its answer and user this way, moments after the intake attached them); else
+    `get` itself (a load, an expired object refreshed, a deleted one None)."""
+    session = session() if isinstance(session, scoped_session) else session
+    obj = session.identity_map.get(_table(model).mapper.identity_key_from_primary_key((key,)))
+    if obj is not None and not instance_state(obj).expired:
+        return obj
+    return session.get(model, key)
 
 
 def as_written(obj: object, values: dict) -> None:

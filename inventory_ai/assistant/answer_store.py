@@ -112,7 +112,7 @@ def write_intake(where: Session | Direct, rows: Intake, seq: int) -> None:
         insert_rows(where, Conversation, [rows.conversation])
     else:
         TOUCH_CONVERSATION.execute(where, [{"conversation": rows.conversation_id, "now": now}])
-    insert_rows(where, ChatMessage, [rows.question, rows.answer])
+    insert_rows(where, ChatMessage, [rows.question, rows.answer], made_filled=True)
 
 
 def adopt_intake(session: Session, rows: Intake, conversation: Conversation | None) -> ChatMessage:
@@ -127,8 +127,8 @@ def adopt_intake(session: Session, rows: Intake, conversation: Conversation | No
         if "messages" not in inspect(conversation).unloaded:  # the loaded history stays true
             set_committed_value(conversation, "messages", [*conversation.messages, question, answer])
     set_committed_value(answer, "rounds", [])  # known empty: the loop does not ask the database
-    for message in (question, answer):
-        set_committed_value(message, "conversation", conversation)
+    for message in (question, answer):  # just attached, nothing changed: into their dicts (as_written)
+        as_written(message, {"conversation": conversation})
     return answer
 
 
@@ -166,10 +166,10 @@ def write_round(where: Session | Direct, rows: RoundRows, started: float) -> Non
     under the round's new id."""
     rows.round["started_at"] = utcnow()
     rows.round["duration_ms"] = int((time.monotonic() - started) * 1000)
-    [rows.round] = insert_rows(where, ToolRound, [rows.round], with_ids=True)
+    [rows.round] = insert_rows(where, ToolRound, [rows.round], with_ids=True, made_filled=True)
     for call in rows.calls:
         call["round_id"] = rows.round["id"]
-    rows.calls = insert_rows(where, ToolCallRecord, rows.calls, with_ids=True)
+    rows.calls = insert_rows(where, ToolCallRecord, rows.calls, with_ids=True, made_filled=True)
 
 
 def adopt_round(session: Session, message: ChatMessage, rows: RoundRows) -> list[ToolCallRecord]:

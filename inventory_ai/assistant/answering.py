@@ -155,7 +155,6 @@ class Answering:
             more_in, more_out = answer_store.usage(
                 written, message, self.usage, totals=False
             )  # the ending adds them
-            self.usage.clear()
             ended = answer_store.ending(
                 written,
                 message,
@@ -166,6 +165,7 @@ class Answering:
                 more_in,
                 more_out,
             )
+        self.usage.clear()  # stored: cleared only once committed, or a retried ending loses them
         if not ended:
             self.session.refresh(message)
             log.warning("answer_ended_elsewhere", message_id=message.id, status=message.status)

@@ -47,7 +47,7 @@ from inventory_ai.assistant.tool_calls import CallOutcome, CallRunner, PreparedC
 from inventory_ai.assistant.tools.base import PermissionDenied, ToolContext
 from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, ToolCall
 from inventory_ai.config import HISTORY_TOKEN_BUDGET
-from inventory_ai.database import begin_write, direct_write, in_transaction
+from inventory_ai.database import begin_write, direct_write, held, in_transaction
 from inventory_ai.logging import get_logger
 from inventory_ai.models import (
     CallStatus,
@@ -138,8 +138,8 @@ class ToolExecutionManager:
     def _answering(self, session: Session, ref: AnswerRef) -> Answering:
         """Load what one answer's steps need. Permission is decided now: the role or the tool
         settings may have changed since the message was written or the calls were paused."""
-        message = session.get(ChatMessage, ref.message_id)
-        user = session.get(User, message.conversation.user_id)
+        message = held(session, ChatMessage, ref.message_id)
+        user = held(session, User, message.conversation.user_id)
         context = ToolContext.of_answer(
             session, self.engine(), user, message, ref.sites, tool_names=self.registry.names()
         )
@@ -284,9 +284,9 @@ class ToolExecutionManager:
         # them to it after the commit).
         with direct_write(answering.session) as written:
             answer_store.usage(written, answering.message, answering.usage)
-            answering.usage.clear()
             answer_store.write_round(written, rows, started)
             audit.write(written, events)
+        answering.usage.clear()  # stored: else the ending writes them (the daily budget counts them)
         TOOL_ROUNDS.inc()
         for row, outcome in zip(rows.calls, outcomes, strict=True):
             self.calls.count_in_answer(row["name"], outcome)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import SchemaError
@@ -53,19 +53,27 @@ class EffectiveSetting:
 
 @dataclass(frozen=True)
 class Toolbox:
-    """The tools one user may use for one message."""
+    """The tools one user may use for one message. Worked out once per role and version of the
+    settings (ToolRegistry.toolbox_for), so what every model call asks of it is made here once."""
 
     tools: tuple[ToolExecutor, ...]
+    _by_name: dict[str, ToolExecutor] = field(init=False, repr=False, compare=False)
+    _specs: tuple[ToolSpec, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {t.name: t for t in self.tools})
+        specs = tuple(ToolSpec(t.name, t.description, t.parameters) for t in self.tools)
+        object.__setattr__(self, "_specs", specs)
 
     def get(self, name: str) -> ToolExecutor | None:
-        return next((t for t in self.tools if t.name == name), None)
+        return self._by_name.get(name)
 
     @property
     def names(self) -> list[str]:
         return [t.name for t in self.tools]
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        return tuple(ToolSpec(t.name, t.description, t.parameters) for t in self.tools)
+        return self._specs
 
 
 class ToolRegistry:

@@ -134,3 +134,33 @@ def test_a_new_conversations_intake_that_fails_stores_nothing_and_the_next_messa
         turn = manager().prepare_message(db.session, staff, "面粉", None)
         list(manager().run(db.session, turn))
         assert db.session.get(ChatMessage, turn.message_id).status == "completed"
+
+
+def test_a_round_that_fails_to_store_keeps_its_model_calls_for_the_daily_budget(app, monkeypatch):
+    """The round's write fails after its model call's usage row was put in it: that row is rolled
+    back with the round, so the answer's ending writes it instead. The model's tokens were spent
+    whatever the database did, and the daily token budget (usage.tokens_today) counts them."""
+    from inventory_ai.models import ModelCall
+    from inventory_ai.services import usage
+
+    use(app, ScriptedProvider(calls(call("search_materials", {"keyword": "面粉"}, "c1")), answer("好")))
+    failing = audit.write
+
+    def write(where, events):
+        if events and events[0].get("action") == "tool_call":
+            raise RuntimeError("the round's audit write failed")
+        return failing(where, events)
+
+    monkeypatch.setattr(audit, "write", write)
+    with app.app_context():
+        staff = user_named("staff")
+        turn = manager().prepare_message(db.session, staff, "面粉", None)
+        list(manager().run(db.session, turn))
+        assert db.session.get(ChatMessage, turn.message_id).status == "failed"
+        with db.engine.connect() as conn:  # straight from the database
+            stored = conn.execute(
+                select(ModelCall.input_tokens).where(ModelCall.message_id == turn.message_id)
+            )
+            assert [tokens for (tokens,) in stored] == [10]  # the tool call's reply (testing.calls)
+        assert usage.tokens_today(db.session, staff.id) == 10 + 5
+        assert _stored_tokens(turn.message_id) == (10, 5)
