@@ -45,10 +45,12 @@ def test_a_description_books_nothing_unless_it_clearly_picks_one_of_the_names_ma
     assert "?" in reply or "？" in reply
 
 
-def test_a_description_that_clearly_picks_one_of_the_names_materials_may_book_it(session, plant_day):
-    # Of the three cheeses only cream cheese is described as for cheesecake, well ahead of the rest.
-    calls, _ = _calls(session, "warehouse_staff", "book out 4 kg cheese for the cheesecake")
-    assert [(n, a.get("material")) for n, a in calls] == [("record_stock_movement", "M034")]
+def test_what_the_goods_are_for_never_chooses_which_of_a_loose_name_is_booked(session, plant_day):
+    # Only cream cheese is described as for cheesecake, yet "cheese" names three: the purpose says
+    # what the goods are for, not which cheese the person means, so the assistant asks.
+    calls, reply = _calls(session, "warehouse_staff", "book out 4 kg cheese for the cheesecake")
+    assert not [c for c in calls if c[0] in WRITES], calls
+    assert "?" in reply or "？" in reply
 
 
 @pytest.mark.parametrize(
