@@ -29,6 +29,7 @@ def create_app(config: Config | None = None) -> Flask:
     register_mcp(app)
     register_errors(app)
     register_cli(app)
+    register_limit_check(app)
     return app
 
 
@@ -119,6 +120,13 @@ def register_extensions(app: Flask) -> None:
     limiter.init_app(app)
     login_manager.init_app(app)
     auth.init_app(app)
+
+
+def register_limit_check(app: Flask) -> None:
+    # Last: whether any limit applies before every view is known once every blueprint is in.
+    from inventory_ai.extensions import drop_idle_limit_check
+
+    drop_idle_limit_check(app)
 
 
 def register_tracing(app: Flask) -> None:
