@@ -29,6 +29,7 @@ def create_app(config: Config | None = None) -> Flask:
     register_mcp(app)
     register_errors(app)
     register_cli(app)
+    register_limit_check(app)
     return app
 
 
@@ -40,10 +41,9 @@ def register_logging(app: Flask, config: Config) -> None:
 
 
 def register_security(app: Flask, config: Config) -> None:
-    from flask_talisman import Talisman
-
     from inventory_ai.body_deadline import BodyDeadline
     from inventory_ai.observability import init_metrics
+    from inventory_ai.security_headers import SecurityHeaders
 
     # Outermost but for the proxy fix: a slow body is refused before anything else runs.
     app.wsgi_app = BodyDeadline(app.wsgi_app, config.body_read_seconds, app.config["MAX_CONTENT_LENGTH"] or 0)
@@ -53,7 +53,7 @@ def register_security(app: Flask, config: Config) -> None:
         from inventory_ai.proxies import TrustedProxyFix
 
         app.wsgi_app = TrustedProxyFix(app.wsgi_app, config.trusted_proxies)
-    Talisman(
+    SecurityHeaders(
         app,
         force_https=config.production,
         strict_transport_security=config.production,
@@ -119,6 +119,13 @@ def register_extensions(app: Flask) -> None:
     limiter.init_app(app)
     login_manager.init_app(app)
     auth.init_app(app)
+
+
+def register_limit_check(app: Flask) -> None:
+    # Last: whether any limit applies before every view is known once every blueprint is in.
+    from inventory_ai.extensions import drop_idle_limit_check
+
+    drop_idle_limit_check(app)
 
 
 def register_tracing(app: Flask) -> None:

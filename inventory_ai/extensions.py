@@ -232,6 +232,23 @@ def _caller_key() -> str:
 chat_limit = limiter.limit(lambda: current_app.config["CHAT_RATE_LIMIT"], key_func=_caller_key)
 
 
+def drop_idle_limit_check(app, extension: Limiter = limiter) -> None:
+    """Flask-Limiter checks default, application-wide and blueprint limits before every view, and
+    this app sets none of them: its limits are on views (chat_limit, failures_limited), checked as
+    the view is called. That hook then counted nothing, at the cost of resolving the request's
+    limits (about a third of the limiter's work on a chat message). Dropped while there are none;
+    kept as soon as any is set. Called once every blueprint is registered."""
+    manager = extension.limit_manager
+    if (
+        manager.default_limits
+        or manager.application_limits
+        or manager._blueprint_limits
+        or extension._meta_limits
+    ):
+        return
+    app.before_request_funcs[None].remove(extension._check_request_limit)
+
+
 def retry_after_only_on_refusals(response):
     """Flask-Limiter stamps Retry-After on every response of a limited view, answered ones included
     (a streamed answer too). It tells a client to wait before asking again, so only a refusal for

@@ -16,6 +16,9 @@ from opentelemetry import trace
 
 REQUEST_ID_HEADER = "X-Request-ID"
 _QUIET_PATHS = {"/healthz", "/readyz"}
+# The access line's logger, bound to the configuration at hand by configure_logging: structlog's
+# own lazy logger builds its bound logger again for every line (cache_logger_on_first_use is off so
+# that a later configuration still applies).
 _access = structlog.get_logger("inventory_ai.access")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
@@ -53,20 +56,30 @@ def configure_logging(production: bool, file=None) -> None:
         logger_factory=structlog.WriteLoggerFactory(file=file or sys.stderr),
         cache_logger_on_first_use=False,
     )
+    global _access
+    _access = structlog.get_logger("inventory_ai.access").bind()
 
 
+# Each pattern with the words (lower case) one of which every match of it holds: a text holding
+# none of them (most values on a line: ids, paths, levels, times) is not run through the pattern.
 _SECRET_PATTERNS = [
-    re.compile(r"sk-[A-Za-z0-9_-]{8,}"),
-    re.compile(r"(?i)bearer\s+[A-Za-z0-9._~+/=-]{8,}"),
-    re.compile(r"(pbkdf2|scrypt|argon2)[^\s\"']{20,}"),
-    re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"),  # e-mail addresses
+    (re.compile(r"sk-[A-Za-z0-9_-]{8,}"), ("sk-",)),
+    (re.compile(r"(?i)bearer\s+[A-Za-z0-9._~+/=-]{8,}"), ("bearer",)),
+    (re.compile(r"(pbkdf2|scrypt|argon2)[^\s\"']{20,}"), ("pbkdf2", "scrypt", "argon2")),
+    (re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"), ("@",)),  # e-mail addresses
 ]
 
 
 def scrub(text: str) -> str:
     """Remove API keys, bearer tokens, password hashes and e-mail addresses from a string."""
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub("[redacted]", text)
+    # Looked for in the text as given: "[redacted]" holds none of the words, so a replacement
+    # never makes a later pattern match where the given text held none of its words.
+    folded = text.lower()
+    for pattern, words in _SECRET_PATTERNS:
+        for word in words:
+            if word in folded:
+                text = pattern.sub("[redacted]", text)
+                break
     return text
 
 

@@ -3,6 +3,7 @@ stands for, and its scopes), with the few seconds a token found good is trusted 
 
 from __future__ import annotations
 
+import functools
 import secrets
 import threading
 import time
@@ -54,7 +55,13 @@ _changes_seen: list[tuple[int, int] | None] = [None]  # the marker as last seen:
 
 
 def _marker() -> ChangeMarker:
-    return ChangeMarker(current_app.instance_path, _CHANGED_FILE)
+    return _marker_in(current_app.instance_path)
+
+
+@functools.lru_cache(maxsize=8)
+def _marker_in(instance_path: str) -> ChangeMarker:
+    """One marker object per instance folder: every request looks at it, and its path is built once."""
+    return ChangeMarker(instance_path, _CHANGED_FILE)
 
 
 def forget_tokens() -> None:

@@ -8,9 +8,10 @@ from datetime import timedelta
 
 from sqlalchemy import event, select
 
-from inventory_ai.auth import forget_tokens
+from inventory_ai.auth import authenticated_user, forget_tokens
 from inventory_ai.extensions import db
 from inventory_ai.models import ApiToken, User, utcnow
+from tests.support.clients import bearer
 from tests.support.databases import PASSWORD
 
 
@@ -115,3 +116,14 @@ def test_your_own_password_change_keeps_your_tokens(app, client, auth):
     )
     assert changed.status_code == 204
     assert _works(app, token)
+
+
+def test_the_caller_is_the_user_itself_not_flask_logins_proxy(app, session):
+    """Views and the loop read the caller's attributes many times: through `current_user` each read
+    was looked up again (werkzeug's proxy, flask-login's g)."""
+    headers = bearer(session, "staff")
+    with app.test_request_context("/api/v1/conversations", headers=headers):
+        caller = authenticated_user()
+        assert type(caller) is User and caller.username == "staff"
+    with app.app_context(), app.test_request_context("/api/v1/conversations"):  # a g of its own
+        assert authenticated_user() is None

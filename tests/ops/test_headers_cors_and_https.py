@@ -3,8 +3,12 @@ origins (none by default), and in production a redirect to HTTPS that spares pro
 
 from __future__ import annotations
 
+from flask import Flask, request
+from flask_talisman import Talisman
+
 from inventory_ai.config import config_for_tests
 from inventory_ai.logging import configure_logging
+from inventory_ai.security_headers import SecurityHeaders
 
 
 def test_security_headers_and_a_csp_the_page_passes(client, auth):
@@ -59,3 +63,16 @@ def test_no_cors_headers_by_default(client):
         headers={"Origin": "https://anywhere.example", "Access-Control-Request-Method": "POST"},
     )
     assert "Access-Control-Allow-Origin" not in response.headers
+
+
+def test_the_content_security_policy_is_written_as_talisman_writes_it(app):
+    policy = {"default-src": "'self'", "img-src": ["'self'", "data:"], "script-src": "'self'"}
+    ours, talismans = SecurityHeaders(Flask("ours")), Talisman(Flask("talismans"))
+    with app.test_request_context("/login"):
+        written = ours._parse_policy(policy)
+        assert written == talismans._parse_policy(policy)
+        assert written == "default-src 'self'; img-src 'self' data:; script-src 'self'"
+        ours.content_security_policy_nonce_in = talismans.content_security_policy_nonce_in = ["script-src"]
+        request.csp_nonce = "n0nce"
+        assert ours._parse_policy(policy) == talismans._parse_policy(policy)
+        assert ours._parse_policy(policy).endswith("script-src 'self' 'nonce-n0nce'")
