@@ -17,6 +17,7 @@ from inventory_ai.assistant.providers.offline.reading import Plan
 from inventory_ai.services import clock
 
 WRITES = frozenset({"record_stock_movement", "create_purchase_request", "create_new_intent"})
+_OF_ALL = ("list_low_stock",)  # a part asking what is low borrows no material
 _PARTS = re.compile(words.ASKS_SPLIT, re.I)  # where one ask ends (offline_words.json, with its docs)
 _WHAT_ABOUT = re.compile(words.WHAT_ABOUT, re.I)  # "那X呢？", "what about X?": the last question, for X
 _ASIDE = re.compile(words.SETS_RULES_ASIDE, re.I)  # skip the approval, act as an admin, ignore the rules
@@ -59,9 +60,9 @@ def two_asks(text: str, plan_of: Reads, named: Names, asked=None, placed=lambda 
         return None
     whether = [_WHETHER.search(a + text[text.find(a) + len(a) :][:1]) for a in asked]  # "…3升吗", "…10 kg?"
     first_name, second_name = named(asked[0]), named(asked[1])
-    if first_name and not second_name:
+    if first_name and not second_name and plan_of(asked[1]).tool not in _OF_ALL:
         asked[1] = f"{first_name} {asked[1]}"
-    elif second_name and not first_name:
+    elif second_name and not first_name and plan_of(asked[0]).tool not in _OF_ALL:
         asked[0] = f"{second_name} {asked[0]}"
     if (where := placed(asked[0])) and not placed(asked[1]):
         asked[1] = f"{where} {asked[1]}"  # "…of the packaging store, and list what's low there"
