@@ -18,7 +18,10 @@ from inventory_ai.services import clock
 from tests.support.evaluation import evaluate, load
 
 CASES = load(str(Path(__file__).with_name("asks_periods_probes.jsonl")))
-MISSED: set[str] = set()  # none now; 24 of 72 at the first run (tests/evaluation/README.md)
+# Still missed (work left): 挪到…的货 read as a booking, 哪些东西从冷库调出去了 as what the store holds, 发到
+# linked to a material, 入库和出库各是多少 as one direction. First run: 48/72 and, of the 22 added before
+# reading their misses, 12/22.
+MISSED = {"AP074", "AP077", "AP081", "AP094"}
 WRITES = {"record_stock_movement", "create_purchase_request", "create_new_intent"}
 
 
