@@ -61,6 +61,18 @@ TODAY = date(2026, 11, 27)
         ("上周五的所有流水", date(2026, 11, 20), date(2026, 11, 20)),
         ("上周一到周三的出库", date(2026, 11, 16), date(2026, 11, 18)),
         ("本周二的入库", date(2026, 11, 24), date(2026, 11, 24)),
+        ("去年上半年的入库", date(2025, 1, 1), date(2025, 6, 30)),
+        ("first half of last year", date(2025, 1, 1), date(2025, 6, 30)),
+        ("last year's Q4 inbound", date(2025, 10, 1), date(2025, 12, 31)),
+        ("Q2 2025 outbound", date(2025, 4, 1), date(2025, 6, 30)),
+        ("outbound from 1 to 15 Nov", date(2026, 11, 1), date(2026, 11, 15)),
+        ("inbound between 3 and 10 Nov", date(2026, 11, 3), date(2026, 11, 10)),
+        ("十一月一号到十五号的出库", date(2026, 11, 1), date(2026, 11, 15)),
+        ("本月上半月的出库", date(2026, 11, 1), date(2026, 11, 15)),
+        ("上个月下半月的入库", date(2026, 10, 16), date(2026, 10, 31)),
+        ("自上周五以来的出库", date(2026, 11, 20), TODAY),
+        ("outbound this time last month", date(2026, 10, 27), date(2026, 10, 27)),
+        ("上个月的今天入了什么", date(2026, 10, 27), date(2026, 10, 27)),
     ],
 )
 def test_periods_people_say(text, since, until):
@@ -122,3 +134,22 @@ def test_whole_requests_with_such_periods_are_judged_right(app, session):
     ]
     for result in evaluate(session, [{**movements, **case} for case in cases], today):
         assert result.ok, result.why
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("raise a PR for 40 kg honey, needed by the 5th", date(2026, 12, 5)),
+        ("采购杏仁粉20公斤 需要在12/8前到", date(2026, 12, 8)),
+        ("order 25 kg almond flour, due 20/12", date(2026, 12, 20)),
+        ("年底前采购200公斤高筋面粉", date(2026, 12, 31)),
+        ("明年底前要到", date(2027, 12, 31)),
+        ("we need 80 kg caster sugar by end of December", date(2026, 12, 31)),
+        ("order 10 kg honey by the end of next month", date(2026, 12, 31)),
+        ("申请采购蜂蜜30公斤，两周内到", date(2026, 12, 11)),
+        ("order 5 kg yeast within 10 days", date(2026, 12, 7)),
+    ],
+)
+def test_due_dates_people_say(text, due):
+    parsed = slots.parse(text, TODAY)
+    assert parsed.due == due and parsed.period is None, text

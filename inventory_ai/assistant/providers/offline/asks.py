@@ -17,10 +17,12 @@ from inventory_ai.assistant.providers.offline.reading import Plan
 from inventory_ai.services import clock
 
 WRITES = frozenset({"record_stock_movement", "create_purchase_request", "create_new_intent"})
+_OF_ALL = ("list_low_stock",)  # a part asking what is low borrows no material
 _PARTS = re.compile(words.ASKS_SPLIT, re.I)  # where one ask ends (offline_words.json, with its docs)
 _WHAT_ABOUT = re.compile(words.WHAT_ABOUT, re.I)  # "那X呢？", "what about X?": the last question, for X
 _ASIDE = re.compile(words.SETS_RULES_ASIDE, re.I)  # skip the approval, act as an admin, ignore the rules
 _WHETHER = re.compile(words.ASKED_WHETHER, re.I)  # "出库3升吗": a question, never a booking
+_SUPPOSED = re.compile(words.SUPPOSED_OR_TOLD, re.I)  # "要是领2袋", "入了10箱": beside a question, no booking
 _BOOKS = re.compile(f"{words.IN}|{words.OUT}|{words.BUY}", re.I)  # a block that books or buys
 _IF_DONE = re.compile(words.ASKS_IF_DONE, re.I)  # "这个入库做了吗": the booking looked up, never proposed
 # A reorder point asked to be changed: an admin's, in the material's settings; said so plainly.
@@ -57,17 +59,18 @@ def two_asks(text: str, plan_of: Reads, named: Names, asked=None, placed=lambda 
     asked = list(asked or parts(text))
     if len(asked) != 2:
         return None
-    whether = [_WHETHER.search(a + text[text.find(a) + len(a) :][:1]) for a in asked]  # "…3升吗", "…10 kg?"
+    whether = [_WHETHER.search(a + text[text.find(a) + len(a) :][:1]) or _SUPPOSED.search(a) for a in asked]
     first_name, second_name = named(asked[0]), named(asked[1])
-    if first_name and not second_name:
+    if first_name and not second_name and plan_of(asked[1]).tool not in _OF_ALL:
         asked[1] = f"{first_name} {asked[1]}"
-    elif second_name and not first_name:
+    elif second_name and not first_name and plan_of(asked[0]).tool not in _OF_ALL:
         asked[0] = f"{second_name} {asked[0]}"
     if (where := placed(asked[0])) and not placed(asked[1]):
         asked[1] = f"{where} {asked[1]}"  # "…of the packaging store, and list what's low there"
     first, second = plan_of(asked[0]), plan_of(asked[1])
     if any(p.tool in WRITES and w for p, w in zip((first, second), whether, strict=True)):
-        return next((p for p in (first, second) if p.tool not in (None, *WRITES)), None)  # the read alone
+        read = next((p for p in (first, second) if p.tool not in (None, *WRITES)), None)  # the read alone
+        return None if read and read.tool in _OF_ALL else read  # "…需要的话就提交": the whole message read
     about = {first.arguments.get("material"), second.arguments.get("material")}
     if not (first.tool and second.tool) or (first.tool == second.tool and (None in about or len(about) < 2)):
         return None  # one ask said twice; the same question of two materials is two calls

@@ -55,13 +55,13 @@ def _date_range(text: str, today: date) -> Period | None:
             start_month = _months_before(today.replace(day=1), int(g["td1"]) > today.day)
             year, m1, d1, m2, d2 = start_month.year, start_month.month, int(g["td1"]), None, int(g["td2"])
         elif "m1" in g:
-            m1, d1 = int(g["m1"]), int(g["d1"])
+            m1, d1 = _number(g["m1"]), _number(g["d1"])
             m2 = int(g.get("m2end") or g.get("m2") or 0) or None
-            d2 = int(g["d2"]) if "d2" in g else None  # None: the end of month m2 (11月底)
+            d2 = _number(g["d2"]) if "d2" in g else None  # None: the end of month m2 (11月底)
             if max(m1, m2 or 0) > 12 and "d2" in g:  # 1/11到15/11: the day first, as much of the world writes
                 m1, d1, m2, d2 = d1, m1, d2, m2
         else:
-            m1, d1 = _month(g.get("bm1") or g.get("em1")), _day(g.get("bd1") or g.get("ed1"))
+            m1, d1 = _month(g.get("bm1") or g.get("em1") or g.get("em2")), _day(g.get("bd1") or g.get("ed1"))
             m2, d2 = _month(g.get("em2")), _day(g["ed2"])
         try:
             since = date(year or today.year, m1, d1)
@@ -78,13 +78,6 @@ def _date_range(text: str, today: date) -> Period | None:
     return None
 
 
-_SINCE_WEEKDAY = re.compile(
-    r"\bsince\s+(?P<last>last\s+)?(?P<en>mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|"
-    r"(?:从|自)?(?:周|星期|礼拜)(?P<zh>[一二三四五六日天])(?:以来|到现在|开始|起)",
-    re.I,
-)
-
-
 def _since_weekday(text: str, today: date) -> Period | None:
     """ "since Monday", 周一以来: from that day, the latest one not after today, to today."""
     if not (m := _SINCE_WEEKDAY.search(text)):
@@ -92,13 +85,9 @@ def _since_weekday(text: str, today: date) -> Period | None:
     said = m.group("zh") or m.group("en")[:3].lower()
     day = _WEEKDAYS[said] if m.group("zh") else [n[:3] for n in _EN_WEEKDAYS].index(said)
     since = today - timedelta(days=(today.weekday() - day) % 7 or (7 if m.group("last") else 0))
+    if m.group("zl"):  # 自上周五以来: last week's Friday, whatever today is
+        since = today - timedelta(days=today.weekday() + 7 - day)
     return Period(since, today, m.span())  # "since last Friday" said on a Friday: a week ago
-
-
-_WEEK_DAYS = re.compile(
-    r"(?P<wk>上上|上|这|本)个?(?:周|星期|礼拜)(?P<a>[一二三四五六日天])(?![共些起下点次])"
-    r"(?:\s*(?:到|至|~|-)\s*(?:周|星期|礼拜)?(?P<b>[一二三四五六日天]))?"
-)
 
 
 def _week_days(text: str, today: date) -> Period | None:
@@ -115,6 +104,10 @@ def _months_before(today: date, n: int) -> date:
     """The same day n months back (the month's last day when it has no such day)."""
     year, month = divmod(today.year * 12 + today.month - 1 - n, 12)
     return date(year, month + 1, min(today.day, _month_end(year, month + 1).day))
+
+
+def _number(said: str) -> int:
+    return int(said) if said.isdigit() else int(number(said))
 
 
 def _month_end(year: int, month: int) -> date:
@@ -134,6 +127,12 @@ def _filled(pattern: str) -> re.Pattern:
 # Two dates of one range, a whole month, from a day on, a month range's end: offline_words.json "dates"
 _RANGES = [_filled(p) for p in words.DATES["ranges"]]
 _MONTH_PERIOD, _OPEN, _TO_MONTH = (_filled(words.DATES[k]) for k in ("month", "open", "to_month"))
+_QUARTER, _SINCE_WEEKDAY, _WEEK_DAYS, _TEN_DAYS = (
+    _filled(words.DATES[k]) for k in ("quarter", "since_weekday", "week_days", "ten_days")
+)
+_EN_DATE, _MONTH_END, _SLASH_DATE, _DAY_NEEDED, _DAYS_AHEAD, _WITHIN = (
+    _filled(words.DATES[f"due_{k}"]) for k in ("en", "month_edge", "slash", "day", "days_ahead", "within")
+)
 
 
 def _month_number(said: str | None) -> int | None:
@@ -180,42 +179,36 @@ def _open_period(text: str, today: date) -> Period | None:
     return Period(since, today - timedelta(days=1) if m.group("yday") else today, m.span())  # 从3号到昨天
 
 
-_QUARTER = re.compile(
-    r"(?:(?P<y>20\d\d)年|(?P<rel>今年|去年))?第?(?P<q>[一二三四1-4])季度|\bQ(?P<qe>[1-4])\b"
-    r"|(?P<zh>上个?|本|这个?)季度|\b(?P<en>last|this|previous)\s+quarter\b",
-    re.I,
-)
-
-
 def _quarter(text: str, today: date) -> Period | None:
-    """A quarter (三季度, Q1, 上季度, "this quarter"): its months, this year's unless not come yet."""
+    """A quarter or a half year (三季度, Q1, 上季度, "this quarter", 去年上半年, H2): its months, this
+    year's unless said or not come yet."""
     if not (m := _QUARTER.search(text)):
         return None
-    now = (today.month - 1) // 3
-    if said := m.group("q") or m.group("qe"):
+    now, g = (today.month - 1) // 3, {k: v for k, v in m.groupdict().items() if v}
+    half = g.get("h") or g.get("he") or g.get("hw")  # 上半年, H1, "first half": quarters one and two
+    if said := g.get("q") or g.get("qe") or (half and ("1" if half[0] in "上1fF" else "3")):
         q = int(said) - 1 if said.isdigit() else "一二三四".index(said)
-        year = int(m.group("y") or today.year) - (m.group("rel") == "去年")
-        year -= not (m.group("y") or m.group("rel")) and q > now
+        said_year = g.get("y") or g.get("y_after")
+        rel = (g.get("rel") or g.get("rel_after") or g.get("hwl") or "").lower()
+        year = int(said_year or today.year) - rel.startswith(("去", "last"))
+        year -= not (said_year or rel) and q > now
     else:
-        q, year = (
-            now - (m.group("zh") or m.group("en")).lower().startswith(("上", "last", "prev")),
-            today.year,
-        )
+        q, year = now - (g.get("zh") or g["en"]).lower().startswith(("上", "last", "prev")), today.year
         q, year = (3, year - 1) if q < 0 else (q, year)
-    return Period(date(year, 3 * q + 1, 1), min(_month_end(year, 3 * q + 3), today), m.span())
-
-
-_TEN_DAYS = re.compile(rf"(?:(?P<last>上个?月)|本月|这个?月|{_ZH_MONTH}月)?(?P<part>[上中下])旬")
+    last = _month_end(year, 3 * q + (6 if half else 3))
+    return Period(date(year, 3 * q + 1, 1), min(last, today), m.span())
 
 
 def _ten_days(text: str, today: date) -> Period | None:
-    """上旬, 中旬, 下旬 of a month (this one unless said): the 1st-10th, the 11th-20th, the 21st on."""
+    """上旬, 中旬, 下旬 of a month (this one unless said): the 1st-10th, the 11th-20th, the 21st on; 上半月
+    and 下半月, the 1st-15th and the 16th on."""
     if not (m := _TEN_DAYS.search(text)):
         return None
-    month, part = _month_number(m.group("m")) or today.month, "上中下".index(m.group("part"))
-    first = _months_before(today.replace(day=1), (today.month - month) % 12 + bool(m.group("last")))
-    until = first.replace(day=10 * part + 10) if part < 2 else _month_end(first.year, first.month)
-    since = first.replace(day=10 * part + 1)
+    halves, thirds = {"上": (1, 15), "下": (16, 0)}, {"上": (1, 10), "中": (11, 20), "下": (21, 0)}
+    start, end = (halves if m.group("half") else thirds)[m.group("part") or m.group("half")]
+    back = (today.month - (_month_number(m.group("m")) or today.month)) % 12 + bool(m.group("last"))
+    first = _months_before(today.replace(day=1), back)
+    since, until = first.replace(day=start), first.replace(day=end or _month_end(first.year, first.month).day)
     return Period(since, min(until, today), m.span()) if since <= today else None  # not come yet: none
 
 
@@ -249,8 +242,7 @@ def period(text: str, today: date) -> Period | None:
             "this_month": (first, today), "last_month": ((first - day).replace(day=1), first - day),
             "month_before_last": (_months_before(first, 2), _months_before(first, 1) - day),
             "fortnight": (today - 13 * day, today), "this_year": (today.replace(month=1, day=1), today),
-            "first_half": (today.replace(month=1, day=1), min(today, date(today.year, 6, 30))),
-            "second_half": (date(today.year, 7, 1), today),  # said before July: the plan ahead, no history
+            "month_ago_day": (_months_before(today, 1), _months_before(today, 1)),
         }[kind]  # fmt: skip
         return Period(since, until, m.span())
     return None
@@ -262,48 +254,47 @@ _WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 
 _EN_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
 
-_EN_DATE = re.compile(
-    rf"\b(?:by|before|due|for|on|until|till)\s+(?:(?P<m1>{_MONTH_NAME})\s+(?P<d1>{_EN_DAY})|(?P<d2>{_EN_DAY})\s+(?:of\s+)?(?P<m2>{_MONTH_NAME}))",
-    re.I,
-)
-_MONTH_END = re.compile(
-    rf"(?P<rel>明年|今年|下个?月|本月|这个?月)?(?:{_ZH_MONTH}月)?(?P<edge>底|末|初|中旬?)(?:前|之前|以前)?"
-)
-
-
 def _month_edge(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
-    """月底前, 本月底, 下个月初, 明年七月底前: the month's end, start or middle."""
+    """月底前, 本月底, 下个月初, 明年七月底前, 年底前, "by end of December", "end of next month": the month's
+    (or the year's) end, start or middle."""
     for m in _MONTH_END.finditer(text):
-        month, rel = _month_number(m.group("m")), m.group("rel") or ""
-        if month is None and not rel and not re.search(r"月$", text[: m.start("edge")]):
+        g = {k: v for k, v in m.groupdict().items() if v}
+        month = _month_number(m.group("m")) or _month(m.group("en"))
+        unit = g.get("enu") or g.get("enu2") or ("year" if "yr" in g else "")
+        rel = g.get("rel") or {"month": "下个月", "year": "明年"}.get(g.get("enu"), "")
+        said_edge = {"end": "底", "middle": "中", "mid": "中"}.get(g.get("eedge", "").lower(), "初")
+        edge = g.get("edge") or said_edge
+        if month is None and not rel and not unit and not re.search(r"月$", text[: m.start("edge")]):
             continue  # 底 of 低/底部 without a month: no date
         year = today.year + (1 if rel == "明年" else 0)
-        if month is None:
+        if unit == "year" or (rel.endswith("年") and month is None):  # 年底, 明年底, "end of the year"
+            month = {"初": 1, "中": 6}.get(edge[0], 12)
+        elif month is None:
             month = today.month + (1 if rel.startswith("下") else 0)
             year, month = (year + 1, 1) if month == 13 else (year, month)
         elif not rel and month < today.month:
             year += 1
-        day = {"底": 0, "末": 0, "初": 1}.get(m.group("edge"), 15)
+        day = {"底": 0, "末": 0, "初": 1}.get(edge, 15)
         found = _month_end(year, month) if day == 0 else date(year, month, day)
         return found, m.span()
     return None
 
 
-_SLASH_DATE = re.compile(r"\b(?:by|before|due|until|till|for)\s+(?P<m>\d{1,2})/(?P<d>\d{1,2})(?![/\d])", re.I)
-_DAY_NEEDED = re.compile(
-    r"(?:(?P<rel>下个?月|本月|这个?月)|(?<![月\d]))(?P<d>\d{1,2})[号日](?=\s*(?:之前|以前|前|要|到))"
-)
-_DAYS_AHEAD = re.compile(r"\bby\s+(?P<en>tomorrow)\b|(?P<zh>明天|后天)(?:就|之前|前)?(?:要|到|用)", re.I)
-
-
 def _near_day(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
-    """by 12/20, 下个月20号之前, 30号前到, 明天就要, by tomorrow: a date said by its day or as a day ahead."""
+    """by 12/20, 下个月20号之前, 30号前到, "by the 5th", 明天就要, by tomorrow, 两周内: a date said by its day
+    or as days ahead."""
     if m := _DAYS_AHEAD.search(text):
         return today + timedelta(days=2 if m.group("zh") == "后天" else 1), m.span()
-    if m := _SLASH_DATE.search(text):
-        month, day, year = int(m.group("m")), int(m.group("d")), today.year
+    if m := _WITHIN.search(text):  # 两周内, "within 10 days": that many days on
+        n, unit = number(m.group("n") or m.group("ne")) or 1, (m.group("u") or m.group("ue")).lower()
+        months = int(n) if unit[-1] in "月h" or unit.startswith("month") else 0
+        days = 0 if months else int(n) * (7 if unit[-1] in "周期拜" or unit.startswith("week") else 1)
+        return (_months_before(today, -months) if months else today + timedelta(days=days)), m.span()
+    if m := _SLASH_DATE.search(text):  # "by 12/20", 12/8前; 20/12: the day first
+        month, day, year = int(m.group("m") or m.group("mz")), int(m.group("d") or m.group("dz")), today.year
+        month, day = (day, month) if month > 12 else (month, day)
     elif m := _DAY_NEEDED.search(text):
-        day = int(m.group("d"))
+        day = int(m.group("d") or m.group("de"))
         later = (m.group("rel") or "").startswith("下") or day < today.day
         ahead = _months_before(today.replace(day=1), -later)
         year, month = ahead.year, ahead.month

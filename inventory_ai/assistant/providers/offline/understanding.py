@@ -201,7 +201,7 @@ def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         args["warehouse"] = warehouse
     stores = sorted(p.span for p in r.links.of("warehouse"))  # 冷库到主仓 is a route, 冷库和主仓 two places
     route = any(re.fullmatch(words.ROUTE_BETWEEN, r.text[a[1] : b[0]], re.I) for a, b in pairwise(stores))
-    if kind := direction(r.text) or ("transfer" if route else None):
+    if kind := ("transfer" if route else None) or direction(r.text):
         args["movement_type"] = kind  # a route between two stores is a transfer, whatever its verb
     if r.slots.period:
         args["since"] = r.slots.period.since.isoformat()
