@@ -8,8 +8,8 @@ from sqlalchemy import select
 
 from inventory_ai.assistant.extension import manager
 from inventory_ai.extensions import db
-from inventory_ai.models import ChatMessage
-from inventory_ai.services import audit
+from inventory_ai.models import ChatMessage, ModelCall
+from inventory_ai.services import audit, usage
 from tests.support.factories import user_named
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use
 
@@ -22,12 +22,8 @@ def _stored_tokens(message_id: str) -> tuple[int, int]:
     return tuple(row)
 
 
-def test_a_round_that_fails_to_store_leaves_only_stored_tokens_on_the_answer(app, monkeypatch):
-    """The round's write fails after add_tokens put its tokens on the answer (as_written, straight
-    into the object's dict). The direct transaction rolls back, but the Session has no transaction
-    to roll back (direct_write committed it), so session.rollback() in _guarded expires nothing and
-    end_broken's session.get returns the object with tokens the database never stored. The answer
-    is then ended with those phantom tokens on it, and the reply says them."""
+def _a_round_whose_write_fails(app, monkeypatch) -> None:
+    """A search round, then an answer; the round's audit write (inside its direct write) fails."""
     use(app, ScriptedProvider(calls(call("search_materials", {"keyword": "面粉"}, "c1")), answer("好")))
     failing = audit.write
 
@@ -37,6 +33,15 @@ def test_a_round_that_fails_to_store_leaves_only_stored_tokens_on_the_answer(app
         return failing(where, events)
 
     monkeypatch.setattr(audit, "write", write)
+
+
+def test_a_round_that_fails_to_store_leaves_only_stored_tokens_on_the_answer(app, monkeypatch):
+    """The round's write fails after add_tokens put its tokens on the answer (as_written, straight
+    into the object's dict). The direct transaction rolls back, but the Session has no transaction
+    to roll back (direct_write committed it), so session.rollback() in _guarded expires nothing and
+    end_broken's session.get returns the object with tokens the database never stored. The answer
+    is then ended with those phantom tokens on it, and the reply says them."""
+    _a_round_whose_write_fails(app, monkeypatch)
     with app.app_context():
         turn = manager().prepare_message(db.session, user_named("staff"), "面粉", None)
         list(manager().run(db.session, turn))
@@ -140,18 +145,7 @@ def test_a_round_that_fails_to_store_keeps_its_model_calls_for_the_daily_budget(
     """The round's write fails after its model call's usage row was put in it: that row is rolled
     back with the round, so the answer's ending writes it instead. The model's tokens were spent
     whatever the database did, and the daily token budget (usage.tokens_today) counts them."""
-    from inventory_ai.models import ModelCall
-    from inventory_ai.services import usage
-
-    use(app, ScriptedProvider(calls(call("search_materials", {"keyword": "面粉"}, "c1")), answer("好")))
-    failing = audit.write
-
-    def write(where, events):
-        if events and events[0].get("action") == "tool_call":
-            raise RuntimeError("the round's audit write failed")
-        return failing(where, events)
-
-    monkeypatch.setattr(audit, "write", write)
+    _a_round_whose_write_fails(app, monkeypatch)
     with app.app_context():
         staff = user_named("staff")
         turn = manager().prepare_message(db.session, staff, "面粉", None)
