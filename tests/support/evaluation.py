@@ -22,7 +22,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from inventory_ai.assistant.extension import manager
+from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.errors import DomainError
 from inventory_ai.models import ChatMessage, User
 from inventory_ai.services import clock
@@ -242,7 +242,7 @@ def evaluate(session, cases: list[dict], today: date | None = None) -> list[Resu
         user = users[case["role"]]
         conversation = None
         for earlier in case.get("context", []):  # what the same user said before, in one conversation
-            conversation = _answered(session, user, earlier, conversation).conversation_id
+            conversation = _answered(session, user, earlier, conversation, earlier=True).conversation_id
         turn = _answered(session, user, case["text"], conversation)
         message = session.get(ChatMessage, turn.message_id)
         calls = [
@@ -278,11 +278,17 @@ def evaluate(session, cases: list[dict], today: date | None = None) -> list[Resu
     return results
 
 
-def _answered(session, user, text: str, conversation: str | None):
-    """One message through the real loop, in `conversation` (None: a new one)."""
+def _answered(session, user, text: str, conversation: str | None, earlier: bool = False):
+    """One message through the real loop, in `conversation` (None: a new one). An earlier turn
+    whose booking waits for confirmation is rejected, as the person does who then corrects it: the
+    conversation takes no new message while a proposal waits."""
     turn = manager().prepare_message(session, user, text, conversation)
     for _event in manager().run(session, turn):
         pass
+    if earlier and session.get(ChatMessage, turn.message_id).status == "awaiting_confirmation":
+        decision = decisions().prepare(session, user, turn.message_id, approve=False)
+        for _event in manager().resume(session, decision):
+            pass
     return turn
 
 

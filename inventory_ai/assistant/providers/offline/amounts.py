@@ -12,7 +12,7 @@ from decimal import Decimal
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline import words
 from inventory_ai.assistant.providers.offline.linking import Mention
-from inventory_ai.assistant.providers.offline.reading import Reading, primary
+from inventory_ai.assistant.providers.offline.reading import Reading, direction, primary
 from inventory_ai.errors import DomainError
 from inventory_ai.services.units import convert
 
@@ -89,6 +89,10 @@ def said(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] | No
     if rest and _one_of_a_kind(first, mention, r.text):  # "create 一个 purchase request, 松子仁 2箱"
         first, *rest = rest
     amount = one_amount(first, mention)
+    if rest and rest[0].packs is not None and first.packs is None and mention and first.unit:
+        packs = one_amount(rest[0], mention)  # "label says 25 kg, 2 sacks": a sack's size, then the count
+        if packs and one_amount(replace(rest[0], amount=1, packs=Decimal(1)), mention) == amount:
+            return packs
     if amount is None and rest:  # "a pallet of bread flour, 40 bags": the amount that can be counted
         return one_amount(rest[0], mention)
     if amount and rest and mention and not _fits(amount[1], mention):
@@ -117,6 +121,47 @@ def said(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] | No
     except (DomainError, TypeError):
         return amount
     return total, unit
+
+
+_CORRECTED = re.compile(words.CORRECTED, re.I)  # 说错了, 更正, "no wait", "I mean" (offline_words.json)
+_WAY = re.compile(f"{words.IN}|{words.OUT}", re.I)
+
+
+def corrected(text: str, reading) -> str:
+    """A booking corrected as it is said ("出库红糖2袋，啊说错了，是黑糖，2箱", "take out 4 boxes - no
+    wait, 3 boxes", "鲜鸡蛋60公斤入库 呃不对 是出库"): what it said before the correction, with the
+    material, the amount or the direction the correction names in place of the one said; the text
+    as it is when the correction names none of them (`reading` reads a part of the text)."""
+    marks = list(_CORRECTED.finditer(text))
+    if not marks or marks[-1].start() == 0:
+        return text
+    before, after = text[: marks[-1].start()], text[marks[-1].end() :]
+    was, now = reading(before), reading(after)
+    edits = []
+    named = [m for m in now.links.materials if m.exact]
+    if named and (old := primary(was.links)) is not None:
+        edits.append((old.span, named[-1].text))
+    if now.slots.quantities and was.slots.quantities:
+        edits.append((was.slots.quantities[-1].span, after[slice(*now.slots.quantities[-1].span)]))
+    way, old_way = _WAY.search(after), _WAY.search(before)
+    if way and old_way and direction(after) != direction(before):
+        edits.append((old_way.span(), way.group(0)))
+    for (start, end), said in sorted(edits, reverse=True):
+        before = f"{before[:start]} {said} {before[end:]}"
+    return before if edits else text
+
+
+def each_booked(r: Reading) -> list[str] | None:
+    """Two materials in one booking, each with its own amount ("出库无盐黄油5公斤和高筋面粉10公斤",
+    "book out 2 boxes of cream cheese and 1 box of mascarpone"): the request once for each, the
+    other's name and amount blanked, the amounts taken in the order said. None: one booking."""
+    named, said = sorted(r.links.materials, key=lambda m: m.span), r.slots.quantities
+    if len(named) != 2 or len(said) != 2 or named[0].best.code == named[1].best.code:
+        return None
+    return [
+        slot.blank(r.text, [named[1 - keep].span, said[1 - keep].span, *said[1 - keep].more_spans])
+        for keep in (0, 1)
+    ]
 
 
 def _fits(unit: str | None, mention: Mention) -> bool:

@@ -44,7 +44,7 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     """The plan for a message: its asks (asks.py) each read as a request of its own; `earlier` are
     the conversation's recent user turns, for a follow-up that leans on them."""
     return asks.message(
-        text,
+        amounts.corrected(text, lambda part: read(part, ctx)),
         earlier,
         one=lambda t: _one(t, ctx),
         named=lambda t: _named(t, ctx),
@@ -97,7 +97,8 @@ def _as_meant(text: str) -> str:
     """The request as meant: what it says it is not blanked (the rest keeps its place, so a
     booking's reason keeps what was typed), the scene around a question too, pinyin request words as
     characters ("xisha tang dao le 4 dai, ru ku") and typos of request words fixed ("pls ordr")."""
-    text = re.sub(words.NEGATED, lambda m: " " * len(m.group(0)), text, flags=re.I)
+    not_now = f"{words.NEGATED}|(?:{words.NOT_NOW})(?=\\s*[，,。！!；;])"  # "先别出库，帮我查下…"
+    text = re.sub(not_now, lambda m: " " * len(m.group(0)), text, flags=re.I)
     if re.search(words.QUESTION, re.sub(words.SCENE, "", text, flags=re.I), re.I):
         text = re.sub(words.SCENE, lambda m: " " * len(m.group(0)), text, flags=re.I)
     return words.typos_fixed(words.from_pinyin(text))
@@ -211,7 +212,20 @@ def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     return Plan(tool, args)
 
 
+def _each(tool: str, r: Reading, ctx: Context) -> Plan | None:
+    """A write said not to be done asks what is; two materials each with its amount are two writes,
+    or the question one of them needs (amounts.each_booked). None: one write to read."""
+    if re.search(words.NOT_NOW, r.typed, re.I):
+        return Plan(reply=replies.said(r.zh, "not_booked"))
+    plans = [_one(text, ctx) for text in amounts.each_booked(r) or ()]
+    if plans and all(p.tool == tool for p in plans):
+        return Plan(tool, plans[0].arguments, after=plans[1])
+    return next((p for p in plans if p.tool != tool), None)
+
+
 def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
+    if each := _each(tool, r, ctx):
+        return each
     kind = args.get("movement_type") or "outbound"
     said = direction(r.text) or ((floor := tagger.booking(r)) and floor.way)  # 淡奶油10箱进冷库
     if said and said != kind and not (kind == "adjustment" and said in ("inbound", "outbound")):
@@ -301,6 +315,8 @@ def _one_material_and_amount(
 
 
 def _purchase(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
+    if each := _each(tool, r, ctx):
+        return each
     found = _one_material_and_amount(r, "which_to_buy", "how_much_to_buy")
     if isinstance(found, Plan):
         return found
