@@ -1,7 +1,6 @@
-"""How much of a material a request says: its amounts read against the material (what a pack holds,
-from its spec: '25kg/袋', '500g×12盒/箱', so "3袋" of flour is 75 kg; an amount that cannot be the
-material's; "一个 PR"; a bare number that needs asking about), in the material's own unit where it
-converts. understanding.py decides what to do with them."""
+"""How much of a material a request says, read against the material (a pack by its spec: "3袋" of a
+25kg/袋 flour is 75 kg; an amount that cannot be the material's; a bare number to ask about; a
+correction; two materials each with its amount); understanding.py decides what to do with them."""
 
 from __future__ import annotations
 
@@ -27,10 +26,8 @@ _SPEC = re.compile(
 
 
 def pack_size(spec: str | None, pack: str | None) -> tuple[Decimal, str] | None:
-    """What one pack holds, from the material's spec: '25kg/袋' (a bag is 25 kg), '500g×12盒/箱'
-    (a box is 500 g, a case twelve of them), '50根/包' (a pack is 50 pieces). The pack said is
-    matched by its word (袋, 'cases', 'boxes'); a spec with a single pack size answers any pack
-    word, two sizes that the word does not tell apart are not guessed (None)."""
+    """What one pack holds by the spec ('25kg/袋'; '500g×12盒/箱': a box 500 g, a case twelve), the
+    pack matched by its word (袋, 'cases'); one size answers any word, two it does not tell: None."""
     if re.fullmatch(r"托|pallets?", (pack or "").lower()):
         return None  # what a pallet holds is never in a spec: said with it ("一托40袋") or asked
     m = _SPEC.search(spec or "")
@@ -128,39 +125,33 @@ _WAY = re.compile(f"{words.IN}|{words.OUT}", re.I)
 
 
 def corrected(text: str, reading) -> str:
-    """A booking corrected as it is said ("出库红糖2袋，啊说错了，是黑糖，2箱", "take out 4 boxes - no
-    wait, 3 boxes", "鲜鸡蛋60公斤入库 呃不对 是出库"): what it said before the correction, with the
-    material, the amount or the direction the correction names in place of the one said; the text
-    as it is when the correction names none of them (`reading` reads a part of the text)."""
+    """A booking corrected as it is said ("出库红糖2袋，啊说错了，是黑糖，2箱", "4 boxes - no wait, 3
+    boxes", "60公斤入库 呃不对 是出库"): the words before the correction, with the material, amount or
+    direction it names in their place (`reading` reads a part); the text as typed if it names none."""
     marks = list(_CORRECTED.finditer(text))
     if not marks or marks[-1].start() == 0:
         return text
     before, after = text[: marks[-1].start()], text[marks[-1].end() :]
-    was, now = reading(before), reading(after)
-    edits = []
-    named = [m for m in now.links.materials if m.exact]
-    if named and (old := primary(was.links)) is not None:
-        edits.append((old.span, named[-1].text))
+    (was, now), named = (reading(before), reading(after)), _WAY.search(after)
+    said, old, way = [m for m in now.links.materials if m.exact], primary(was.links), _WAY.search(before)
+    edits = [(old.span, said[-1].text)] if said and old else []
     if now.slots.quantities and was.slots.quantities:
         edits.append((was.slots.quantities[-1].span, after[slice(*now.slots.quantities[-1].span)]))
-    way, old_way = _WAY.search(after), _WAY.search(before)
-    if way and old_way and direction(after) != direction(before):
-        edits.append((old_way.span(), way.group(0)))
-    for (start, end), said in sorted(edits, reverse=True):
-        before = f"{before[:start]} {said} {before[end:]}"
+    if named and way and direction(after) != direction(before):
+        edits.append((way.span(), named.group(0)))
+    for (start, end), words_said in sorted(edits, reverse=True):
+        before = f"{before[:start]} {words_said} {before[end:]}"
     return before if edits else text
 
 
 def each_booked(r: Reading) -> list[str] | None:
-    """Two materials in one booking, each with its own amount ("出库无盐黄油5公斤和高筋面粉10公斤",
-    "book out 2 boxes of cream cheese and 1 box of mascarpone"): the request once for each, the
-    other's name and amount blanked, the amounts taken in the order said. None: one booking."""
+    """Two materials in one booking, each with its amount ("出库无盐黄油5公斤和高筋面粉10公斤"): the request
+    for each, the other's name and amount (in the order said) blanked. None: one booking."""
     named, said = sorted(r.links.materials, key=lambda m: m.span), r.slots.quantities
     if len(named) != 2 or len(said) != 2 or named[0].best.code == named[1].best.code:
         return None
     return [
-        slot.blank(r.text, [named[1 - keep].span, said[1 - keep].span, *said[1 - keep].more_spans])
-        for keep in (0, 1)
+        slot.blank(r.text, [named[1 - i].span, said[1 - i].span, *said[1 - i].more_spans]) for i in (0, 1)
     ]
 
 
