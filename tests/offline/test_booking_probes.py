@@ -156,3 +156,23 @@ def test_a_question_about_a_booking_proposes_none(app, session, text):
 def test_a_booking_the_role_may_not_make_is_refused(app, session, role, text):
     result = _judged(session, role, text, {"tool": None, "outcome": "role_refused"})
     assert not [c for c in result.calls if c["name"] in WRITES and c["error_type"] is None], result.calls
+
+
+def test_a_question_then_an_order_is_the_read_and_the_proposal(app, session):
+    """ "无盐黄油还有多少吗 入库10公斤": the question ends at 吗; the booking after it is said as an order
+    of its own, so it is proposed (waiting for confirmation) after the read, as "鲜鸡蛋还有多少 出库20公斤" is."""
+    expected = {"tool": "get_material_detail", "args": {"material": "M027"}}
+    result = _judged(
+        session, STAFF, "无盐黄油还有多少吗 入库10公斤", {**expected, "also": _booked("M027", "inbound", 10)}
+    )
+    assert result.ok, result.why
+
+
+def test_a_booking_asked_whether_is_never_proposed_beside_a_read(app, session):
+    result = _judged(
+        session,
+        STAFF,
+        "无盐黄油还有多少 入库10公斤吗",
+        {"tool": "get_material_detail", "args": {"material": "M027"}},
+    )
+    assert result.ok and not {c["name"] for c in result.calls} & WRITES, result.why or result.calls
