@@ -129,8 +129,8 @@ def corrected(text: str, reading) -> str:
     boxes", "60公斤入库 呃不对 是出库"): the words before the correction, with the material, amount or
     direction it names in their place (`reading` reads a part); the text as typed if it names none."""
     marks = list(_CORRECTED.finditer(text))
-    if not marks or marks[-1].start() == 0:
-        return text
+    if not marks or marks[-1].start() == 0 or re.search(words.TAMPER, text, re.I):
+        return text  # "把库存从30公斤更正为0": an order to tamper stays whole, to be refused
     before, after = text[: marks[-1].start()], text[marks[-1].end() :]
     (was, now), named = (reading(before), reading(after)), _WAY.search(after)
     said, old, way = [m for m in now.links.materials if m.exact], primary(was.links), _WAY.search(before)
@@ -150,6 +150,10 @@ def each_booked(r: Reading) -> list[str] | None:
     named, said = sorted(r.links.materials, key=lambda m: m.span), r.slots.quantities
     if len(named) != 2 or len(said) != 2 or named[0].best.code == named[1].best.code:
         return None
+    if not all(
+        _fits(one_amount(q, m)[1] if one_amount(q, m) else None, m) for q, m in zip(said, named, strict=True)
+    ):
+        return None  # "2000 toast boxes … the 450g loaf": a weight that is no box's amount
     return [
         slot.blank(r.text, [named[1 - i].span, said[1 - i].span, *said[1 - i].more_spans]) for i in (0, 1)
     ]
