@@ -179,3 +179,45 @@ def test_a_booking_asked_whether_is_never_proposed_beside_a_read(app, session):
         {"tool": "get_material_detail", "args": {"material": "M027"}},
     )
     assert result.ok and not {c["name"] for c in result.calls} & WRITES, result.why or result.calls
+
+
+NEVER_A_WRONG_WRITE = [  # (role, text, the one write allowed; None: only a question or a read)
+    (STAFF, "核桃仁入库10箱，更正：10公斤不是10箱", ("M105", "inbound", 10)),  # 不是X is no replacement
+    (STAFF, "出库无盐黄油5公斤，有盐黄油退回2公斤", ("M027", "outbound", 5)),  # a return is not out
+    (STAFF, "入库淡奶油10箱，不是10箱，是10盒，不对，是12盒", None),  # several corrections: asked
+    (STAFF, "高筋面粉出库25公斤，仓库里还剩4袋", ("M001", "outbound", 25)),  # stock left is no pack count
+    (STAFF, "出库无盐黄油25公斤，还有3箱没拆", ("M027", "outbound", 25)),
+    (STAFF, "出库抹茶粉2公斤，应该是还剩5公斤吧", ("M081", "outbound", 2)),  # a remark on stock
+    (STAFF, "book out 2 kg of matcha, actually we have 5 kg left right?", ("M081", "outbound", 2)),
+    (STAFF, "出库低筋面粉10公斤，系统里应该是还有20公斤", ("M002", "outbound", 10)),
+    (STAFF, "入库核桃仁10箱，更正一下昨天的记录是8箱", None),  # yesterday's record, no new booking
+    (BUYER, "采购无盐黄油10箱，淡奶油上次买了20箱", ("M027", None, 250)),  # history, no second PR
+    (STAFF, "把高筋面粉10公斤换成低筋面粉10公斤出库", ("M002", "outbound", 10)),  # a swap: one, or asked
+    (STAFF, "用低筋面粉10公斤代替高筋面粉10公斤，出库", ("M002", "outbound", 10)),
+    (STAFF, "出库高筋面粉5公斤，更正一下，再加8公斤", ("M001", "outbound", 13)),  # an addition: 13 or asked
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("role, text, allowed", NEVER_A_WRONG_WRITE)
+def test_a_remark_or_a_negated_correction_never_proposes_a_wrong_write(app, session, role, text, allowed):
+    result = _judged(session, role, text, {"tool": None, "outcome": "answered"})
+    writes = [c for c in result.calls if c["name"] in WRITES]
+    for call in writes:
+        args = call["arguments"]
+        said = (args.get("material"), args.get("movement_type"), float(args.get("quantity", 0)))
+        assert allowed is not None and said == (allowed[0], allowed[1], float(allowed[2])), (text, writes)
+
+
+NOT_THE_BOOKING_NEGATED = [  # a 不要/别 that is not about the booking asked for: it is proposed
+    ("不是不要出库，出库高筋面粉10公斤", _booked("M001", "outbound", 10)),
+    ("不用出库单，直接出库高筋面粉10公斤", _booked("M001", "outbound", 10)),
+    ("别出错了，出库高筋面粉10公斤", _booked("M001", "outbound", 10)),
+    ("出库高筋面粉10公斤，别入库", _booked("M001", "outbound", 10)),
+    ("出库低筋面粉10公斤，不管是不是够", _booked("M002", "outbound", 10)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text, expected", NOT_THE_BOOKING_NEGATED)
+def test_a_negation_of_something_else_keeps_the_booking(app, session, text, expected):
+    result = _judged(session, STAFF, text, expected)
+    assert result.ok, result.why

@@ -86,7 +86,14 @@ def said(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] | No
     if rest and _one_of_a_kind(first, mention, r.text):  # "create 一个 purchase request, 松子仁 2箱"
         first, *rest = rest
     amount = one_amount(first, mention)
-    if rest and rest[0].packs is not None and first.packs is None and mention and first.unit:
+    if (
+        rest
+        and rest[0].packs is not None
+        and first.packs is None
+        and mention
+        and first.unit
+        and _ATTACHED(r.text[first.span[1] :])
+    ):
         packs = one_amount(rest[0], mention)  # "label says 25 kg, 2 sacks": a sack's size, then the count
         if packs and one_amount(replace(rest[0], amount=1, packs=Decimal(1)), mention) == amount:
             return packs
@@ -124,16 +131,30 @@ _CORRECTED = re.compile(words.CORRECTED, re.I)  # 说错了, 更正, "no wait", 
 _WAY = re.compile(f"{words.IN}|{words.OUT}", re.I)
 
 
-def corrected(text: str, reading) -> str:
+def corrected(text: str, reading) -> str | None:
     """A booking corrected as it is said ("出库红糖2袋，啊说错了，是黑糖，2箱", "4 boxes - no wait, 3
     boxes", "60公斤入库 呃不对 是出库"): the words before the correction, with the material, amount or
-    direction it names in their place (`reading` reads a part); the text as typed if it names none."""
-    marks = list(_CORRECTED.finditer(text))
-    if not marks or marks[-1].start() == 0 or re.search(words.TAMPER, text, re.I):
+    direction it names in their place (`reading` reads a part); the text as typed if it names none;
+    None when a correction is said but is no plain replacement (several, negated, a remark on stock
+    or records, an addition): to be asked about, never guessed."""
+    marks = [m for m in _CORRECTED.finditer(text) if m.start() > 0 and _AT_CLAUSE(text, m)]
+    marks = [
+        m for i, m in enumerate(marks) if i + 1 == len(marks) or marks[i + 1].start() > m.end()
+    ]  # "sorry I mean"
+    if not marks or re.search(words.TAMPER, text, re.I):
         return text  # "把库存从30公斤更正为0": an order to tamper stays whole, to be refused
     before, after = text[: marks[-1].start()], text[marks[-1].end() :]
     (was, now), named = (reading(before), reading(after)), _WAY.search(after)
     said, old, way = [m for m in now.links.materials if m.exact], primary(was.links), _WAY.search(before)
+    if not (said or now.slots.quantities or named):
+        return text  # "应该是够用" names nothing to put in place of anything
+    starts = (
+        [m.span[0] for m in said]
+        + [q.span[0] for q in now.slots.quantities]
+        + [named.start() if named else 99]
+    )
+    if len(marks) > 1 or _NOT_A_REPLACEMENT.search(after) or len(after[: min(starts)].strip(" ，,：:")) > 3:
+        return None  # "不是10箱，是10盒，不对，是12盒", "更正：10公斤不是10箱", "还剩5公斤", "再加8公斤"
     edits = [(old.span, said[-1].text)] if said and old else []
     if now.slots.quantities and was.slots.quantities:
         edits.append((was.slots.quantities[-1].span, after[slice(*now.slots.quantities[-1].span)]))
@@ -141,14 +162,32 @@ def corrected(text: str, reading) -> str:
         edits.append((way.span(), named.group(0)))
     for (start, end), words_said in sorted(edits, reverse=True):
         before = f"{before[:start]} {words_said} {before[end:]}"
-    return before if edits else text
+    return before if edits else None
+
+
+_NOT_A_REPLACEMENT = re.compile(
+    words.NOT_A_REPLACEMENT, re.I
+)  # 不是, 还剩, 记录, 再加, "also" (offline_words.json)
+
+
+def _AT_CLAUSE(text: str, mark: re.Match) -> bool:
+    """A marker that starts a clause ("，应该是12升", ". Sorry, 4 kg"), or one that is never a word
+    of a sentence (说错了, "no wait"): "系统里应该是还有20公斤" corrects nothing."""
+    return bool(re.match(r"[，,。.\s…-]", mark.group(0))) or not re.search(
+        r"应该是|sorry|actually", mark.group(0), re.I
+    )
 
 
 def each_booked(r: Reading) -> list[str] | None:
     """Two materials in one booking, each with its amount ("出库无盐黄油5公斤和高筋面粉10公斤"): the request
     for each, the other's name and amount (in the order said) blanked. None: one booking."""
     named, said = sorted(r.links.materials, key=lambda m: m.span), r.slots.quantities
-    if len(named) != 2 or len(said) != 2 or named[0].best.code == named[1].best.code:
+    if (
+        len(named) != 2
+        or len(said) != 2
+        or named[0].best.code == named[1].best.code
+        or not all(m.exact for m in named)
+    ):
         return None
     if not all(
         _fits(one_amount(q, m)[1] if one_amount(q, m) else None, m) for q, m in zip(said, named, strict=True)
@@ -157,6 +196,11 @@ def each_booked(r: Reading) -> list[str] | None:
     return [
         slot.blank(r.text, [named[1 - i].span, said[1 - i].span, *said[1 - i].more_spans]) for i in (0, 1)
     ]
+
+
+def _ATTACHED(after: str) -> bool:
+    """A pack count of the goods booked ("25 kg, 2 sacks"), not stock said beside ("仓库里还剩4袋")."""
+    return not re.search(words.STOCK_REMARK, after, re.I)
 
 
 def _fits(unit: str | None, mention: Mention) -> bool:

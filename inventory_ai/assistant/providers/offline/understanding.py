@@ -43,8 +43,9 @@ DATA_LABELS = ("lookup", "stats", "low_stock", "movements")
 def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     """The plan for a message: its asks (asks.py) each read as a request of its own; `earlier` are
     the conversation's recent user turns, for a follow-up that leans on them."""
-    return asks.message(
-        amounts.corrected(text, lambda part: read(part, ctx)),
+    meant = amounts.corrected(text, lambda part: read(part, ctx))
+    whole = asks.message(
+        meant or text,
         earlier,
         one=lambda t: _one(t, ctx),
         named=lambda t: _named(t, ctx),
@@ -52,6 +53,11 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
         zh=(ctx.language or language_of(text)) == "zh",
         placed=lambda t: next((t[p.span[0] : p.span[1]] for p in read(t, ctx).links.places), None),
     )
+    if meant is None and {whole.tool, whole.after and whole.after.tool} & asks.WRITES:
+        return Plan(
+            reply=replies.said((ctx.language or language_of(text)) == "zh", "correction_unclear")
+        )  # never a guess
+    return whole
 
 
 def _named(text: str, ctx: Context) -> str | None:
@@ -215,12 +221,29 @@ def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
 def _each(tool: str, r: Reading, ctx: Context) -> Plan | None:
     """A write said not to be done asks what is; two materials each with its amount are two writes,
     or the question one of them needs (amounts.each_booked). None: one write to read."""
-    if re.search(words.NOT_NOW, r.typed, re.I):
+    if _not_now(r.typed):
         return Plan(reply=replies.said(r.zh, "not_booked"))
     plans = [_one(text, ctx) for text in amounts.each_booked(r) or ()]
+    if plans and re.search(words.SWAPPED, r.typed, re.I):
+        return Plan(reply=replies.said(r.zh, "correction_unclear"))  # "把高筋面粉10公斤换成低筋面粉": which?
+    if re.search(words.NOT_EACH, r.typed, re.I) or len({p.arguments.get("movement_type") for p in plans}) > 1:
+        return None  # "把高筋面粉10公斤换成低筋面粉", "有盐黄油退回2公斤": no two bookings
     if plans and all(p.tool == tool for p in plans):
         return Plan(tool, plans[0].arguments, after=plans[1])
     return next((p for p in plans if p.tool != tool), None)
+
+
+def _not_now(typed: str) -> bool:
+    """The booking verb itself said not to be done (先别出库, "don't book out … yet"), no other order
+    beside it: not 不要出库太多, 不用出库单, 别出错了, "出库…，别入库", 不是不要出库."""
+    said = [
+        m
+        for m in re.finditer(words.NOT_NOW, typed, re.I)
+        if not re.match(r"\s*(?:单|错|太|多|少)", typed[m.end() :])
+    ]
+    said = [m for m in said if not typed[: m.start()].endswith("不是")]
+    rest = re.sub(f"(?:{words.NOT_NOW})(?:\\s*(?:out|in)\\b)?", " ", typed, flags=re.I)  # don't book out
+    return bool(said) and not re.search(f"{words.IN}|{words.OUT}|{words.BUY}", rest, re.I)
 
 
 def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
