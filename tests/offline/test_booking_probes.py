@@ -195,6 +195,8 @@ NEVER_A_WRONG_WRITE = [  # (role, text, the one write allowed; None: only a ques
     (STAFF, "把高筋面粉10公斤换成低筋面粉10公斤出库", ("M002", "outbound", 10)),  # a swap: one, or asked
     (STAFF, "用低筋面粉10公斤代替高筋面粉10公斤，出库", ("M002", "outbound", 10)),
     (STAFF, "出库高筋面粉5公斤，更正一下，再加8公斤", ("M001", "outbound", 13)),  # an addition: 13 or asked
+    (BUYER, "采购无盐黄油10箱，应该是够用一个月", ("M027", None, 250)),  # how long it lasts, no amount
+    (STAFF, "不要入库，淡奶油10箱是退货", None),  # not booked in, and a return: asked
 ]  # fmt: skip
 
 

@@ -221,8 +221,8 @@ def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
 def _each(tool: str, r: Reading, ctx: Context) -> Plan | None:
     """A write said not to be done asks what is; two materials each with its amount are two writes,
     or the question one of them needs (amounts.each_booked). None: one write to read."""
-    if _not_now(r.typed):
-        return Plan(reply=replies.said(r.zh, "not_booked"))
+    if said := _not_now(r.typed):
+        return Plan(reply=replies.said(r.zh, said))
     plans = [_one(text, ctx) for text in amounts.each_booked(r) or ()]
     if plans and re.search(words.SWAPPED, r.typed, re.I):
         return Plan(reply=replies.said(r.zh, "correction_unclear"))  # "把高筋面粉10公斤换成低筋面粉": which?
@@ -233,9 +233,10 @@ def _each(tool: str, r: Reading, ctx: Context) -> Plan | None:
     return next((p for p in plans if p.tool != tool), None)
 
 
-def _not_now(typed: str) -> bool:
-    """The booking verb itself said not to be done (先别出库, "don't book out … yet"), no other order
-    beside it: not 不要出库太多, 不用出库单, 别出错了, "出库…，别入库", 不是不要出库."""
+def _not_now(typed: str) -> str | None:
+    """The booking verb itself said not to be done (先别出库, "don't book out … yet"): "not_booked"; said
+    first, with another order after it ("不要入库，淡奶油10箱是退货"): asked. None: not about the booking
+    (不要出库太多, 不用出库单, 别出错了, 不是不要出库, "出库…，别入库": the order stands)."""
     said = [
         m
         for m in re.finditer(words.NOT_NOW, typed, re.I)
@@ -243,7 +244,10 @@ def _not_now(typed: str) -> bool:
     ]
     said = [m for m in said if not typed[: m.start()].endswith("不是")]
     rest = re.sub(f"(?:{words.NOT_NOW})(?:\\s*(?:out|in)\\b)?", " ", typed, flags=re.I)  # don't book out
-    return bool(said) and not re.search(f"{words.IN}|{words.OUT}|{words.BUY}", rest, re.I)
+    order = re.search(f"{words.IN}|{words.OUT}|{words.BUY}", rest, re.I)
+    if said and order and said[0].start() < order.start():
+        return "correction_unclear"
+    return "not_booked" if said and not order else None
 
 
 def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
