@@ -162,7 +162,7 @@ def corrected(text: str, reading) -> str | None:
         edits.append((way.span(), named.group(0)))
     for (start, end), words_said in sorted(edits, reverse=True):
         before = f"{before[:start]} {words_said} {before[end:]}"
-    return before if edits else None
+    return before if edits else text  # "蛋白液不是20桶，是30桶": the marker held the old amount
 
 
 _NOT_A_REPLACEMENT = re.compile(
