@@ -23,9 +23,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from flask import current_app
-
-from inventory_ai.assistant.extension import DECISIONS_KEY, manager
+from inventory_ai.assistant.extension import decisions, manager
 from inventory_ai.errors import DomainError
 from inventory_ai.models import ChatMessage, MessageStatus, User
 from inventory_ai.services import clock
@@ -297,7 +295,7 @@ def _decline_waiting(session, user, message_id: str) -> None:
     books nothing, so the case judges the next message alone."""
     if session.get(ChatMessage, message_id).status != MessageStatus.AWAITING_CONFIRMATION:
         return
-    decision = current_app.extensions[DECISIONS_KEY].prepare(
+    decision = decisions().prepare(
         session, user, message_id, approve=False, reason="not decided in this conversation"
     )
     for _event in manager().resume(session, decision):

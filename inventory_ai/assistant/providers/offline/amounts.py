@@ -1,7 +1,6 @@
-"""How much of a material a request says: its amounts read against the material (what a pack holds,
-from its spec: '25kg/袋', '500g×12盒/箱', so "3袋" of flour is 75 kg; an amount that cannot be the
-material's; "一个 PR"; a bare number that needs asking about), in the material's own unit where it
-converts. understanding.py decides what to do with them."""
+"""How much of a material a request says, read against the material (a pack by its spec: "3袋" of a
+25kg/袋 flour is 75 kg; an amount that cannot be the material's; a bare number to ask about; a
+correction; two materials each with its amount); understanding.py decides what to do with them."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ from decimal import Decimal
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline import words
 from inventory_ai.assistant.providers.offline.linking import Mention
-from inventory_ai.assistant.providers.offline.reading import Reading, primary
+from inventory_ai.assistant.providers.offline.reading import Reading, direction, primary
 from inventory_ai.errors import DomainError
 from inventory_ai.services.units import convert
 
@@ -27,10 +26,8 @@ _SPEC = re.compile(
 
 
 def pack_size(spec: str | None, pack: str | None) -> tuple[Decimal, str] | None:
-    """What one pack holds, from the material's spec: '25kg/袋' (a bag is 25 kg), '500g×12盒/箱'
-    (a box is 500 g, a case twelve of them), '50根/包' (a pack is 50 pieces). The pack said is
-    matched by its word (袋, 'cases', 'boxes'); a spec with a single pack size answers any pack
-    word, two sizes that the word does not tell apart are not guessed (None)."""
+    """What one pack holds by the spec ('25kg/袋'; '500g×12盒/箱': a box 500 g, a case twelve), the
+    pack matched by its word (袋, 'cases'); one size answers any word, two it does not tell: None."""
     if re.fullmatch(r"托|pallets?", (pack or "").lower()):
         return None  # what a pallet holds is never in a spec: said with it ("一托40袋") or asked
     m = _SPEC.search(spec or "")
@@ -89,6 +86,17 @@ def said(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] | No
     if rest and _one_of_a_kind(first, mention, r.text):  # "create 一个 purchase request, 松子仁 2箱"
         first, *rest = rest
     amount = one_amount(first, mention)
+    if (
+        rest
+        and rest[0].packs is not None
+        and first.packs is None
+        and mention
+        and first.unit
+        and _ATTACHED(r.text[first.span[1] :])
+    ):
+        packs = one_amount(rest[0], mention)  # "label says 25 kg, 2 sacks": a sack's size, then the count
+        if packs and one_amount(replace(rest[0], amount=1, packs=Decimal(1)), mention) == amount:
+            return packs
     if amount is None and rest:  # "a pallet of bread flour, 40 bags": the amount that can be counted
         return one_amount(rest[0], mention)
     if amount and rest and mention and not _fits(amount[1], mention):
@@ -117,6 +125,82 @@ def said(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] | No
     except (DomainError, TypeError):
         return amount
     return total, unit
+
+
+_CORRECTED = re.compile(words.CORRECTED, re.I)  # 说错了, 更正, "no wait", "I mean" (offline_words.json)
+_WAY = re.compile(f"{words.IN}|{words.OUT}", re.I)
+
+
+def corrected(text: str, reading) -> str | None:
+    """A booking corrected as it is said ("出库红糖2袋，啊说错了，是黑糖，2箱", "4 boxes - no wait, 3
+    boxes", "60公斤入库 呃不对 是出库"): the words before the correction, with the material, amount or
+    direction it names in their place (`reading` reads a part); the text as typed if it names none;
+    None when a correction is said but is no plain replacement (several, negated, a remark on stock
+    or records, an addition): to be asked about, never guessed."""
+    marks = [m for m in _CORRECTED.finditer(text) if m.start() > 0 and _AT_CLAUSE(text, m)]
+    marks = [
+        m for i, m in enumerate(marks) if i + 1 == len(marks) or marks[i + 1].start() > m.end()
+    ]  # "sorry I mean"
+    if not marks or re.search(words.TAMPER, text, re.I):
+        return text  # "把库存从30公斤更正为0": an order to tamper stays whole, to be refused
+    before, after = text[: marks[-1].start()], text[marks[-1].end() :]
+    (was, now), named = (reading(before), reading(after)), _WAY.search(after)
+    said, old, way = [m for m in now.links.materials if m.exact], primary(was.links), _WAY.search(before)
+    if not (said or now.slots.quantities or named):
+        return text  # "应该是够用" names nothing to put in place of anything
+    starts = (
+        [m.span[0] for m in said]
+        + [q.span[0] for q in now.slots.quantities]
+        + [named.start() if named else 99]
+    )
+    if len(marks) > 1 or _NOT_A_REPLACEMENT.search(after) or len(after[: min(starts)].strip(" ，,：:")) > 3:
+        return None  # "不是10箱，是10盒，不对，是12盒", "更正：10公斤不是10箱", "还剩5公斤", "再加8公斤"
+    edits = [(old.span, said[-1].text)] if said and old else []
+    if now.slots.quantities and was.slots.quantities:
+        edits.append((was.slots.quantities[-1].span, after[slice(*now.slots.quantities[-1].span)]))
+    if named and way and direction(after) != direction(before):
+        edits.append((way.span(), named.group(0)))
+    for (start, end), words_said in sorted(edits, reverse=True):
+        before = f"{before[:start]} {words_said} {before[end:]}"
+    return before if edits else text  # "蛋白液不是20桶，是30桶": the marker held the old amount
+
+
+_NOT_A_REPLACEMENT = re.compile(
+    words.NOT_A_REPLACEMENT, re.I
+)  # 不是, 还剩, 记录, 再加, "also" (offline_words.json)
+
+
+def _AT_CLAUSE(text: str, mark: re.Match) -> bool:
+    """A marker that starts a clause ("，应该是12升", ". Sorry, 4 kg"), or one that is never a word
+    of a sentence (说错了, "no wait"): "系统里应该是还有20公斤" corrects nothing."""
+    return bool(re.match(r"[，,。.\s…-]", mark.group(0))) or not re.search(
+        r"应该是|sorry|actually", mark.group(0), re.I
+    )
+
+
+def each_booked(r: Reading) -> list[str] | None:
+    """Two materials in one booking, each with its amount ("出库无盐黄油5公斤和高筋面粉10公斤"): the request
+    for each, the other's name and amount (in the order said) blanked. None: one booking."""
+    named, said = sorted(r.links.materials, key=lambda m: m.span), r.slots.quantities
+    if (
+        len(named) != 2
+        or len(said) != 2
+        or named[0].best.code == named[1].best.code
+        or not all(m.exact for m in named)
+    ):
+        return None
+    if not all(
+        _fits(one_amount(q, m)[1] if one_amount(q, m) else None, m) for q, m in zip(said, named, strict=True)
+    ):
+        return None  # "2000 toast boxes … the 450g loaf": a weight that is no box's amount
+    return [
+        slot.blank(r.text, [named[1 - i].span, said[1 - i].span, *said[1 - i].more_spans]) for i in (0, 1)
+    ]
+
+
+def _ATTACHED(after: str) -> bool:
+    """A pack count of the goods booked ("25 kg, 2 sacks"), not stock said beside ("仓库里还剩4袋")."""
+    return not re.search(words.STOCK_REMARK, after, re.I)
 
 
 def _fits(unit: str | None, mention: Mention) -> bool:

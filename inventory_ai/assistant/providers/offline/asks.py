@@ -25,6 +25,7 @@ _WHETHER = re.compile(words.ASKED_WHETHER, re.I)  # "出库3升吗": a question,
 _SUPPOSED = re.compile(words.SUPPOSED_OR_TOLD, re.I)  # "要是领2袋", "入了10箱": beside a question, no booking
 _BOOKS = re.compile(f"{words.IN}|{words.OUT}|{words.BUY}", re.I)  # a block that books or buys
 _IF_DONE = re.compile(words.ASKS_IF_DONE, re.I)  # "这个入库做了吗": the booking looked up, never proposed
+_WHAT_IF = re.compile(words.WHAT_IF, re.I)  # "我要是出库3袋 还剩多少？": the material looked up
 # A reorder point asked to be changed: an admin's, in the material's settings; said so plainly.
 sets_reorder_point = re.compile(words.SETS_REORDER_POINT, re.I).search
 _A_READ = f"{words.QUESTION}|{words.SEARCH}|{words.CHECKING}"  # a part that asks to be shown something
@@ -173,8 +174,8 @@ def screened(text: str, whole: Plan, one: Reads, named: Names, refused, zh: bool
         if aside(text):  # the warehouse's part of the message still answered ("tell me a joke, and…")
             kept = without_injection(text, aside, one, zh, named, said)
             return kept if kept and kept.tool not in WRITES else Plan(reply=replies.said(zh, said))
-    if whole.tool in WRITES and _IF_DONE.search(text):
-        return looked_up(whole)
+    if whole.tool in WRITES and (_IF_DONE.search(text) or _WHAT_IF.search(text)):
+        return looked_up(whole, text)
     if not whole.tool and re.search(words.OFF_TOPIC_SUBJECTS, text, re.I):
         return Plan(reply=replies.said(zh, "out_of_scope"))  # "电脑连不上打印机": asks the warehouse nothing
     if whole.reply in (replies.said(True, "refusal"), replies.said(False, "refusal")):
@@ -184,10 +185,15 @@ def screened(text: str, whole: Plan, one: Reads, named: Names, refused, zh: bool
     return None
 
 
-def looked_up(write: Plan) -> Plan:
-    """Whether a booking or a purchase was done: that direction's history of the material, or it."""
+def looked_up(write: Plan, text: str) -> Plan:
+    """Whether a booking or a purchase was done: that direction's history of the material in the
+    period said, or the material; what a booking would leave (`_WHAT_IF`): the material."""
     said = {k: v for k, v in write.arguments.items() if k in ("material", "movement_type")}
-    return Plan("get_stock_movements" if "movement_type" in said else "get_material_detail", said)
+    if "movement_type" not in said or _WHAT_IF.search(text):
+        return Plan("get_material_detail", {k: v for k, v in said.items() if k == "material"})
+    if when := period(text, clock.today()):
+        said.update(since=when.since.isoformat(), until=when.until.isoformat())
+    return Plan("get_stock_movements", said)
 
 
 def each_named(text: str, whole: Plan, one: Reads, named: Names) -> Plan:

@@ -74,8 +74,8 @@ _PACK_SIZE = re.compile(
 _LABEL_BEFORE = re.compile(words.LABEL_BEFORE, re.I)  # line 2, shelf 14 (offline_words.json)
 _A_DOCUMENT = re.compile(words.A_DOCUMENT, re.I)  # 一个采购申请, 一份报表: no amount of stock
 _BARE = re.compile(
-    rf"(?<![A-Za-z\d.#,-])(?P<n>(?:{DIGITS})\s*(?:{MAGNITUDE})|{DIGITS}|[零一二两三四五六七八九十百千万]{{2,}}(?=\s*(?:$|[,，。.!！])))(?!\d|[.,]\d|\s*(?:天|days?|号|日|月|点|%|\s*-?\s*(?:寸|英寸|公分|厘米|毫米|inch|in\.?\s*(?:cake|box|tin|pan|round|square|ring)|cm\b|mm\b)|\"))"
-)  # not a day, a date, a share or a size (8 inch cake boxes)
+    rf"(?<![A-Za-z\d.#,×*-])(?P<n>(?:{DIGITS})\s*(?:{MAGNITUDE})|{DIGITS}|[零一二两三四五六七八九十百千万]{{2,}}(?=\s*(?:$|[,，。.!！])))(?!\d|[.,]\d|\s*[×*]\s*\d|\s*(?:天|days?|号|日|月|点|%|\s*-?\s*(?:寸|英寸|公分|厘米|毫米|inch|in\.?\s*(?:cake|box|tin|pan|round|square|ring)|cm\b|mm\b)|\"))"
+)  # not a day, a date, a share or a size (8 inch cake boxes, 30×45 bags)
 CODE = re.compile(r"(?<![A-Za-z0-9])[mM]\d{3,}(?![0-9])")
 
 

@@ -43,8 +43,9 @@ DATA_LABELS = ("lookup", "stats", "low_stock", "movements")
 def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     """The plan for a message: its asks (asks.py) each read as a request of its own; `earlier` are
     the conversation's recent user turns, for a follow-up that leans on them."""
-    return asks.message(
-        text,
+    meant = amounts.corrected(text, lambda part: read(part, ctx))
+    whole = asks.message(
+        meant or text,
         earlier,
         one=lambda t: _one(t, ctx),
         named=lambda t: _named(t, ctx),
@@ -52,6 +53,11 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
         zh=(ctx.language or language_of(text)) == "zh",
         placed=lambda t: next((t[p.span[0] : p.span[1]] for p in read(t, ctx).links.places), None),
     )
+    if meant is None and {whole.tool, whole.after and whole.after.tool} & asks.WRITES:
+        return Plan(
+            reply=replies.said((ctx.language or language_of(text)) == "zh", "correction_unclear")
+        )  # never a guess
+    return whole
 
 
 def _named(text: str, ctx: Context) -> str | None:
@@ -97,7 +103,8 @@ def _as_meant(text: str) -> str:
     """The request as meant: what it says it is not blanked (the rest keeps its place, so a
     booking's reason keeps what was typed), the scene around a question too, pinyin request words as
     characters ("xisha tang dao le 4 dai, ru ku") and typos of request words fixed ("pls ordr")."""
-    text = re.sub(words.NEGATED, lambda m: " " * len(m.group(0)), text, flags=re.I)
+    not_now = f"{words.NEGATED}|(?:{words.NOT_NOW})(?=\\s*[，,。！!；;])"  # "先别出库，帮我查下…"
+    text = re.sub(not_now, lambda m: " " * len(m.group(0)), text, flags=re.I)
     if re.search(words.QUESTION, re.sub(words.SCENE, "", text, flags=re.I), re.I):
         text = re.sub(words.SCENE, lambda m: " " * len(m.group(0)), text, flags=re.I)
     return words.typos_fixed(words.from_pinyin(text))
@@ -211,7 +218,41 @@ def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     return Plan(tool, args)
 
 
+def _each(tool: str, r: Reading, ctx: Context) -> Plan | None:
+    """A write said not to be done asks what is; two materials each with its amount are two writes,
+    or the question one of them needs (amounts.each_booked). None: one write to read."""
+    if said := _not_now(r.typed):
+        return Plan(reply=replies.said(r.zh, said))
+    plans = [_one(text, ctx) for text in amounts.each_booked(r) or ()]
+    if plans and re.search(words.SWAPPED, r.typed, re.I):
+        return Plan(reply=replies.said(r.zh, "correction_unclear"))  # "把高筋面粉10公斤换成低筋面粉": which?
+    if re.search(words.NOT_EACH, r.typed, re.I) or len({p.arguments.get("movement_type") for p in plans}) > 1:
+        return None  # "把高筋面粉10公斤换成低筋面粉", "有盐黄油退回2公斤": no two bookings
+    if plans and all(p.tool == tool for p in plans):
+        return Plan(tool, plans[0].arguments, after=plans[1])
+    return next((p for p in plans if p.tool != tool), None)
+
+
+def _not_now(typed: str) -> str | None:
+    """The booking verb itself said not to be done (先别出库, "don't book out … yet"): "not_booked"; said
+    first, with another order after it ("不要入库，淡奶油10箱是退货"): asked. None: not about the booking
+    (不要出库太多, 不用出库单, 别出错了, 不是不要出库, "出库…，别入库": the order stands)."""
+    said = [
+        m
+        for m in re.finditer(words.NOT_NOW, typed, re.I)
+        if not re.match(r"\s*(?:单|错|太|多|少)", typed[m.end() :])
+    ]
+    said = [m for m in said if not typed[: m.start()].endswith("不是")]
+    rest = re.sub(f"(?:{words.NOT_NOW})(?:\\s*(?:out|in)\\b)?", " ", typed, flags=re.I)  # don't book out
+    order = re.search(f"{words.IN}|{words.OUT}|{words.BUY}", rest, re.I)
+    if said and order and said[0].start() < order.start():
+        return "correction_unclear"
+    return "not_booked" if said and not order else None
+
+
 def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
+    if each := _each(tool, r, ctx):
+        return each
     kind = args.get("movement_type") or "outbound"
     said = direction(r.text) or ((floor := tagger.booking(r)) and floor.way)  # 淡奶油10箱进冷库
     if said and said != kind and not (kind == "adjustment" and said in ("inbound", "outbound")):
@@ -305,6 +346,8 @@ def _one_material_and_amount(
 
 
 def _purchase(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
+    if each := _each(tool, r, ctx):
+        return each
     found = _one_material_and_amount(r, "which_to_buy", "how_much_to_buy", ctx)
     if isinstance(found, Plan):
         return found
