@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from decimal import Decimal
+from itertools import pairwise
 
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline import words
@@ -133,16 +134,29 @@ _WAY = re.compile(f"{words.IN}|{words.OUT}", re.I)
 
 def corrected(text: str, reading) -> str | None:
     """A booking corrected as it is said ("出库红糖2袋，啊说错了，是黑糖，2箱", "4 boxes - no wait, 3
-    boxes", "60公斤入库 呃不对 是出库"): the words before the correction, with the material, amount or
-    direction it names in their place (`reading` reads a part); the text as typed if it names none;
-    None when a correction is said but is no plain replacement (several, negated, a remark on stock
-    or records, an addition): to be asked about, never guessed."""
+    boxes", "60公斤入库 呃不对 是出库", "入库全脂牛奶6升，改成8升"): in each ask of the message (split where
+    asks.parts splits it; a part that starts with the marker is the ask before it, "出库黄油5公斤。不对，
+    是3公斤"), the words before the correction with the material, amount or direction it names in their
+    place (`reading` reads a part), so a correction never reaches into another ask; an ask as typed if
+    it names none; None when a correction is said but is no plain replacement (several, negated, a
+    remark on stock or records, an addition): to be asked about, never guessed."""
+    if re.search(words.TAMPER, text, re.I):
+        return text  # "把库存从30公斤更正为0": an order to tamper stays whole, to be refused
+    joints = {m.start() for m in _ASKS.finditer(text) if not _CORRECTED.match(text, m.end())} - {0}
+    each = [_corrected_ask(text[a:b], reading) for a, b in pairwise([0, *sorted(joints), len(text)])]
+    return None if None in each else "".join(each)
+
+
+_ASKS = re.compile(words.ASKS_SPLIT, re.I)  # where one ask of a message ends (asks.parts)
+
+
+def _corrected_ask(text: str, reading) -> str | None:
     marks = [m for m in _CORRECTED.finditer(text) if m.start() > 0 and _AT_CLAUSE(text, m)]
     marks = [
         m for i, m in enumerate(marks) if i + 1 == len(marks) or marks[i + 1].start() > m.end()
     ]  # "sorry I mean"
-    if not marks or re.search(words.TAMPER, text, re.I):
-        return text  # "把库存从30公斤更正为0": an order to tamper stays whole, to be refused
+    if not marks:
+        return text
     before, after = text[: marks[-1].start()], text[marks[-1].end() :]
     (was, now), named = (reading(before), reading(after)), _WAY.search(after)
     said, old, way = [m for m in now.links.materials if m.exact], primary(was.links), _WAY.search(before)
