@@ -137,7 +137,7 @@ def corrected(text: str, reading) -> str | None:
     direction it names in their place (`reading` reads a part); the text as typed if it names none;
     None when a correction is said but is no plain replacement (several, negated, a remark on stock
     or records, an addition): to be asked about, never guessed."""
-    marks = [m for m in _CORRECTED.finditer(text) if m.start() > 0 and _AT_CLAUSE(text, m)]
+    marks = [m for m in _CORRECTED.finditer(text) if m.start() > 0]
     marks = [
         m for i, m in enumerate(marks) if i + 1 == len(marks) or marks[i + 1].start() > m.end()
     ]  # "sorry I mean"
@@ -165,17 +165,8 @@ def corrected(text: str, reading) -> str | None:
     return before if edits else text  # "蛋白液不是20桶，是30桶": the marker held the old amount
 
 
-_NOT_A_REPLACEMENT = re.compile(
-    words.NOT_A_REPLACEMENT, re.I
-)  # 不是, 还剩, 记录, 再加, "also" (offline_words.json)
-
-
-def _AT_CLAUSE(text: str, mark: re.Match) -> bool:
-    """A marker that starts a clause ("，应该是12升", ". Sorry, 4 kg"), or one that is never a word
-    of a sentence (说错了, "no wait"): "系统里应该是还有20公斤" corrects nothing."""
-    return bool(re.match(r"[，,。.\s…-]", mark.group(0))) or not re.search(
-        r"应该是|sorry|actually", mark.group(0), re.I
-    )
+# 不是, 还剩, 记录, 再加, "also" (offline_words.json)
+_NOT_A_REPLACEMENT = re.compile(words.NOT_A_REPLACEMENT, re.I)
 
 
 def each_booked(r: Reading) -> list[str] | None:

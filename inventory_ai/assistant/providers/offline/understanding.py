@@ -70,12 +70,7 @@ _ORDER = re.compile(words.GIVES_ORDERS, re.I)  # which part of a message intake 
 
 
 def _refused(text: str, r: Reading) -> bool:
-    return bool(
-        _destroys(text, r)
-        or re.search(words.TAMPER, text, re.I)
-        or re.search(words.SECRETS, text, re.I)
-        or re.search(words.HARM, text, re.I)
-    )
+    return bool(_destroys(text, r) or re.search(words.REFUSED, text, re.I))
 
 
 def _one(text: str, ctx: Context) -> Plan:
@@ -237,14 +232,10 @@ def _not_now(typed: str) -> str | None:
     """The booking verb itself said not to be done (先别出库, "don't book out … yet"): "not_booked"; said
     first, with another order after it ("不要入库，淡奶油10箱是退货"): asked. None: not about the booking
     (不要出库太多, 不用出库单, 别出错了, 不是不要出库, "出库…，别入库": the order stands)."""
-    said = [
-        m
-        for m in re.finditer(words.NOT_NOW, typed, re.I)
-        if not re.match(r"\s*(?:单|错|太|多|少)", typed[m.end() :])
-    ]
-    said = [m for m in said if not typed[: m.start()].endswith("不是")]
+    said = [m for m in re.finditer(words.NOT_NOW, typed, re.I) if not typed[: m.start()].endswith("不是")]
+    said = [m for m in said if not re.match(rf"\s*(?:{words.NOT_NOW_OF_ELSE})", typed[m.end() :])]
     rest = re.sub(f"(?:{words.NOT_NOW})(?:\\s*(?:out|in)\\b)?", " ", typed, flags=re.I)  # don't book out
-    order = re.search(f"{words.IN}|{words.OUT}|{words.BUY}", rest, re.I)
+    order = re.search(words.BOOKS_OR_BUYS, rest, re.I)
     if said and order and said[0].start() < order.start():
         return "correction_unclear"
     return "not_booked" if said and not order else None
