@@ -27,7 +27,7 @@ REQUIRED = {
 
 _AS_IS = {"PINYIN_WORDS": "pinyin", "PINYIN_DIGITS": "pinyin_digits", "EXAMPLES": "examples",  # read as they are
           "TOOL_WORDS": "tool_words", "UNITS": "units", "ERRORS_ZH": "errors_zh", "PACK_WORDS": "pack_words", "PERIODS": "periods", "ROW_LIMITS": "row_limits", "ANSWERS": "answers", "DATES": "dates", "EN_NUMBERS": "en_numbers",
-          "NAMED_DAYS": "named_days"}  # fmt: skip
+          "NAMED_DAYS": "named_days", "SLOTS": "slots"}  # fmt: skip
 
 
 class WordsError(ValueError):
@@ -105,6 +105,11 @@ globals().update(load(extra_path=os.environ.get("INVENTORY_AI_OFFLINE_WORDS")))
 WORD = r"[a-z]+|[\u4e00-\u9fff]"
 _TYPO = re.compile(r"\b(" + "|".join(map(re.escape, TYPOS)) + r")\b", re.I)  # noqa: F821 (loaded above)
 _PINYIN_RES = [(re.compile(p, re.I), hanzi) for p, hanzi in PINYIN_WORDS]  # noqa: F821
+
+
+def filled(pattern: str, pieces: dict[str, str]) -> str:
+    """A pattern of the "dates" or "slots" data with its {PIECE}s (a number, a unit, a month) in."""
+    return re.sub(r"\{([A-Z_]+)\}", lambda m: pieces[m.group(1)], pattern)
 
 
 def typos_fixed(text: str) -> str:
