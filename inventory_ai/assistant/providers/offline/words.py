@@ -27,7 +27,7 @@ REQUIRED = {
 
 _AS_IS = {"PINYIN_WORDS": "pinyin", "PINYIN_DIGITS": "pinyin_digits", "EXAMPLES": "examples",  # read as they are
           "TOOL_WORDS": "tool_words", "UNITS": "units", "ERRORS_ZH": "errors_zh", "PACK_WORDS": "pack_words", "PERIODS": "periods", "ROW_LIMITS": "row_limits", "ANSWERS": "answers", "DATES": "dates", "EN_NUMBERS": "en_numbers",
-          "NAMED_DAYS": "named_days", "SLOTS": "slots"}  # fmt: skip
+          "NAMED_DAYS": "named_days", "SLOTS": "slots", "TEACHING": "teaching"}  # fmt: skip
 
 
 class WordsError(ValueError):
