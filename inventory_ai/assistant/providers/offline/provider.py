@@ -139,14 +139,8 @@ def _results(turn: list[Message]) -> list[dict]:
         data = _json(m.content, {"error": {"type": "Unreadable", "message": (m.content or "")[:200]}})
         error = data.get("error") if isinstance(data, dict) else None
         arguments = _json(call.arguments or "{}", {}) if call is not None else {}
-        out.append(
-            {
-                "name": m.name or (call.name if call else ""),
-                "arguments": arguments,
-                "data": data,
-                "error": error,
-            }
-        )
+        name = m.name or (call.name if call else "")
+        out.append({"name": name, "arguments": arguments, "data": data, "error": error})
     return out
 
 
