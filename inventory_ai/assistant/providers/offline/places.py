@@ -137,7 +137,7 @@ class PlaceFinder:
             if kind != "warehouse" or any(p.code == place.code for p in found):
                 continue
             first = re.escape(place.name_en.lower().split()[0])
-            said = rf"\b(?:from|to|into|back to|out of|in|at)\s+(?:the\s+)?({first})\b(?!\s+(?:flour|ingredient|course|reason|thing|issue|problem|point|line))|\b({first})\s*(?:->|→|=>)|(?:->|→|=>)\s*({first})\b"
+            said = words.filled(words.WAREHOUSE_BY_WORD, {"FIRST": first})
             for m in re.finditer(said, lowered):
                 span = next(m.span(g) for g in (1, 2, 3) if m.group(g))
                 if not any(span[0] < b and span[1] > a for a, b in taken):

@@ -106,8 +106,8 @@ def _guess(asked: str, ctx: Context) -> Guess:
 
 
 # A clause that describes what follows its 的: 做红丝绒的红色素, 给黑麦面包上深棕色的那个色素.
-_CLAUSE_ENDS = re.compile(r"的(?:那个|那种|这个|这种|那款)|用的")  # what is said before it describes
-_CLAUSE = re.compile(r"([^\s\d,，。;；:：!！?？]{2,}?)的(?:那个|那种|这个|这种|那款)?(?=[\u4e00-\u9fff])")
+_CLAUSE_ENDS = re.compile(words.CLAUSE_ENDS)  # what is said before it describes
+_CLAUSE = re.compile(rf"([^\s\d,，。;；:：!！?？]{{2,}}?)的(?:{words.THAT_KIND})?(?=[\u4e00-\u9fff])")
 
 
 def described_by_clause(text: str, materials: list[Mention], linker: Linker) -> Mention | None:
