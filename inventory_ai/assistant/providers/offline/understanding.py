@@ -177,16 +177,7 @@ def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
         return Plan(reply=replies.which_one(r, ctx))
     if tool not in ctx.offered and not (tool == "search_materials" and "get_material_detail" in ctx.offered):
         return Plan(reply=replies.role_refusal(r.zh, tool, ctx))
-    builder = {
-        "search_materials": lookups.lookup,
-        "get_inventory_stats": lookups.stats,
-        "list_low_stock": lookups.stats,
-        "get_stock_movements": _movements,
-        "record_stock_movement": _booking,
-        "create_purchase_request": _purchase,
-        "create_new_intent": teaching.teach,
-    }.get(tool)
-    if builder is None:
+    if (builder := _BUILDERS.get(tool)) is None:
         return Plan(reply=replies.which_one(r, ctx))
     return builder(tool, dict(defaults), amounts.packs_by_spec(r), ctx)
 
@@ -351,3 +342,9 @@ def _purchase(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if r.slots.due:
         args["needed_by"] = r.slots.due.isoformat()
     return Plan(tool, args)
+
+
+# Which function fills in each tool's arguments from a reading.
+_BUILDERS = {"search_materials": lookups.lookup, "get_inventory_stats": lookups.stats, "list_low_stock": lookups.stats,
+             "get_stock_movements": _movements, "record_stock_movement": _booking, "create_purchase_request": _purchase,
+             "create_new_intent": teaching.teach}  # fmt: skip
