@@ -236,7 +236,6 @@ class Linker(PlaceFinder):
         mentions: list[Mention] = []
         i = 0
         while i < len(content):
-            found = None
             for size in range(min(4, len(content) - i), 0, -1):
                 group = content[i : i + size]
                 if any(
@@ -246,16 +245,13 @@ class Linker(PlaceFinder):
                     continue  # not next to each other in the text ("strawberry, jam" are two)
                 phrase = " ".join(w for w, _ in group)
                 span = (group[0][1][0], group[-1][1][1])
+                typed = text[span[0] : span[1]]
                 if len(phrase) <= 2 and phrase not in self.aliases:
                     continue  # two letters alone ("PR", "ok") begin too many names; in pinyin, a syllable
-                if not self.catalogue.may_find(phrase) and not self.catalogue.may_find(
-                    text[span[0] : span[1]]
-                ):
+                if not self.catalogue.may_find(phrase) and not self.catalogue.may_find(typed):
                     continue  # a word no name, spec, supplier or pinyin begins with: no query needed
                 # as read, as typed ("quail eggs", not "quail egg"), singular ("butter sheets": Butter Sheet)
-                tries = [phrase] + (
-                    [normalise(text[span[0] : span[1]]), _singular(phrase)] if size > 1 else []
-                )
+                tries = [phrase] + ([normalise(typed), _singular(phrase)] if size > 1 else [])
                 found = next((f for t in dict.fromkeys(tries) if (f := self._search(t, span))), None)
                 if found is not None:
                     mentions.append(found)
