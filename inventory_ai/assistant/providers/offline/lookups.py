@@ -39,9 +39,7 @@ def lookup(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if "search_materials" not in ctx.offered:
         return Plan(reply=replies.role_refusal(r.zh, "search_materials", ctx))
     if mention is not None:
-        args["keyword"] = (
-            ctx.linker.catalogue.kind_search(mention.text) if not mention.exact else mention.text
-        )
+        args["keyword"] = mention.text if mention.exact else ctx.linker.catalogue.kind_search(mention.text)
     elif category:
         args["keyword"] = r.links.of("category")[0].name_zh
     elif supplier:

@@ -44,19 +44,18 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     """The plan for a message: its asks (asks.py) each read as a request of its own; `earlier` are
     the conversation's recent user turns, for a follow-up that leans on them."""
     meant = amounts.corrected(text, lambda part: read(part, ctx))
+    zh = (ctx.language or language_of(text)) == "zh"
     whole = asks.message(
         meant or text,
         earlier,
         one=lambda t: _one(t, ctx),
         named=lambda t: _named(t, ctx),
         refused=lambda t: _refused(t, read(t, ctx)) or bool(ctx.flagged and _ORDER.search(t)),
-        zh=(ctx.language or language_of(text)) == "zh",
+        zh=zh,
         placed=lambda t: next((t[p.span[0] : p.span[1]] for p in read(t, ctx).links.places), None),
     )
     if meant is None and {whole.tool, whole.after and whole.after.tool} & asks.WRITES:
-        return Plan(
-            reply=replies.said((ctx.language or language_of(text)) == "zh", "correction_unclear")
-        )  # never a guess
+        return Plan(reply=replies.said(zh, "correction_unclear"))  # never a guess
     return whole
 
 
