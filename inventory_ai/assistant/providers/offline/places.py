@@ -47,20 +47,15 @@ class PlaceFinder:
             if kind == "warehouse":
                 names += [item.name_zh[:-1]] if len(item.name_zh) >= 3 else []
                 short = re.sub(r"(?<=[a-z])0+(?=\d)", "", item.code.lower())  # WH01 -> wh1
-                names += [short, re.sub(r"(?<=[a-z])(?=\d)", " ", short)]  # wh1, wh 1
-                names += [f"warehouse {short[2:]}", f"warehouse #{short[2:]}"]  # warehouse 1
-                names += [f"wh-{short[2:]}", item.code.lower().replace("wh", "wh-")]  # wh-1, wh-01
-                first = item.name_en.lower().split()[0]
-                names += [f"{first} {w}" for w in ("warehouse", "store", "room", "stores", "wh")]
+                said = {"SHORT": short, "SPACED": re.sub(r"(?<=[a-z])(?=\d)", " ", short), "N": short[2:],
+                        "DASHED": item.code.lower().replace("wh", "wh-"), "FIRST": item.name_en.lower().split()[0]}  # fmt: skip
+                names += _called(kind, said)
                 # Where it stands: "A栋一楼 Building A" is also called A栋, A座, building A.
                 for b in re.findall(r"([A-Za-z])\s*[栋座幢号楼]", item.location or "")[:1]:
-                    b = b.lower()
-                    buildings = [f"{b}栋", f"{b}座", f"{b}幢", f"building {b}", f"block {b}"]
-                    names += buildings
+                    names += (buildings := _called("building", {"B": b.lower()}))
                     buildings_said.update(buildings)
             if kind == "category":
-                head = re.split(r"[ &]", item.name_en.lower())[0]
-                names += [f"{head} category", f"{head} categories", f"{head} section"]
+                names += _called(kind, {"HEAD": re.split(r"[ &]", item.name_en.lower())[0]})
                 names += [f"{item.name_zh}类"] if not item.name_zh.endswith("类") else []
                 if len(item.name_zh) == 4:  # the usual contraction: 包装材料 -> 包材
                     names.append(item.name_zh[0] + item.name_zh[2])
@@ -144,6 +139,10 @@ class PlaceFinder:
                     taken.append(span)
                     found.append(Place(place.kind, place.code, place.name_zh, place.name_en, span))
         return sorted(found, key=lambda p: p.span)
+
+
+def _called(kind: str, said: dict[str, str]) -> list[str]:
+    return [words.filled(name, said) for name in words.PLACE_NAMES[kind]]  # offline_words.json
 
 
 _TO_OR_FROM = re.compile(rf"(?:{words.TO_OR_FROM})\s*$")
