@@ -96,12 +96,9 @@ class OfflineProvider:
         decided = self._plan(text, context, earlier)
         if not results:
             # A write said first is proposed with the read said after it (the read runs meanwhile).
-            both = (
-                decided.after is not None and decided.tool in WRITES and decided.after.tool in context.offered
-            )
-            calls = (
-                _call(p.tool, p.arguments) for p in (decided, decided.after) if p and (p is decided or both)
-            )
+            after = decided.after
+            both = after is not None and decided.tool in WRITES and after.tool in context.offered
+            calls = (_call(p.tool, p.arguments) for p in (decided, after) if p and (p is decided or both))
             return tuple(calls) if decided.tool else None
         called = {r["name"] for r in results}
         last = results[-1]
