@@ -83,8 +83,8 @@ def _said_plainly(label: str, text: str, r: Reading, named: bool) -> str | None:
     level_asked = _said(words.REORDER_LEVEL, text) and not _said(words.BELOW, text) and asks(text)
     if r.links.materials and not r.slots.quantities and level_asked:
         return "lookup"  # "what's the reorder level for…": a figure of the material's detail
-    if named and _only_names(r.masked):
-        return "lookup"
+    if named and re.sub(words.ONLY_NAMES_FILLER, "", r.masked.lower()) == "":
+        return "lookup"  # nothing said but names
     if label not in (CHITCHAT, DESTRUCTIVE) and not r.slots.quantities and _event_asked(text, r, named):
         return "movements"  # "谁收的", "did the butter come in today?", "transfers last week": events
     if r.slots.period and r.links.materials and not r.slots.quantities and _said(words.ACTIVITY, text):
@@ -191,7 +191,3 @@ def _acted(text: str) -> str | None:
         if _said(verbs, text):
             return kind
     return None
-
-
-def _only_names(masked: str) -> bool:
-    return re.sub(words.ONLY_NAMES_FILLER, "", masked.lower()) == ""
