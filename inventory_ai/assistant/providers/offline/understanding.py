@@ -125,19 +125,12 @@ def _unknown_warehouse(text: str, r: Reading, warehouses: list[tuple[str, str, s
     ours = {int(n) for code, _zh, _en in warehouses for n in re.findall(r"\d+", code)}
     unquoted = re.sub(words.QUOTED, lambda q: " " * len(q.group(0)), text)
     for m in re.finditer(words.WAREHOUSE_SAID, unquoted, re.I):  # a phrase being taught is not asked about
-        if any(p.span[0] < m.end() and p.span[1] > m.start() for p in r.links.places):
-            continue
-        number = re.search(r"\d+", m.group(0))
-        if number and int(number.group(0)) in ours:
+        number, name = re.search(r"\d+", m.group(0)), m.group("zh")
+        said = [*r.links.places, *r.slots.quantities, *(r.links.materials if name else ())]
+        if any(s.span[0] < m.end() and s.span[1] > m.start() for s in said):
+            continue  # a place, an amount, or (said in Chinese) a material's name
+        if (number and int(number.group(0)) in ours) or (name and set(name) & words.NOT_A_STORE_NAME):
             continue  # "WH-01": ours, written another way
-        if any(q.span[0] < m.end() and q.span[1] > m.start() for q in r.slots.quantities):
-            continue
-        name = m.group("zh")
-        if name and (
-            set(name) & words.NOT_A_STORE_NAME
-            or any(mention.span[0] < m.end() and mention.span[1] > m.start() for mention in r.links.materials)
-        ):
-            continue
         return m.group(0)
     return None
 
