@@ -277,8 +277,6 @@ def _sure_ofdirection(r: Reading) -> bool:
 
 
 def _route(text: str, warehouses) -> tuple[str | None, str | None]:
-    if not warehouses:
-        return None, None
     source = target = None
     for found in warehouses:
         before = text[max(0, found.span[0] - 8) : found.span[0]].lower()
