@@ -53,9 +53,6 @@ def table(text: str, r: Reading, offered: set[str]) -> Plan | None:
     if rows is None:
         return None
     title = _TITLE.search(text)
-    args = {
-        "title": (title.group(1) or title.group("bare")) if title else ("表格" if r.zh else "Table"),
-        "rows": rows,
-        "format": "csv" if re.search(words.AS_CSV, text, re.I) else "markdown",
-    }
-    return Plan("format_report", args)
+    named = (title.group(1) or title.group("bare")) if title else ("表格" if r.zh else "Table")
+    kind = "csv" if re.search(words.AS_CSV, text, re.I) else "markdown"
+    return Plan("format_report", {"title": named, "rows": rows, "format": kind})
