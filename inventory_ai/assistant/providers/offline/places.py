@@ -5,7 +5,7 @@ them with what they are called here, and materials in what is left."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from inventory_ai.assistant.providers.offline import words
 from inventory_ai.services.catalogue_view import Listing
@@ -99,7 +99,7 @@ class PlaceFinder:
         taken: list[tuple[int, int]] = []
         every = ((len(n), n, kind, code, place) for kind, code, names, place in self.places() for n in names)
         candidates = sorted((c for c in every if c[1] in lowered), reverse=True)  # names said: fewer patterns
-        for _length, name, _kind, _code, place in candidates:
+        for _length, name, kind, code, place in candidates:
             for m in re.finditer(re.escape(name), lowered):
                 span = m.span()
                 ascii_name = name.isascii()
@@ -107,13 +107,13 @@ class PlaceFinder:
                     continue
                 if name in self._said_as_supplier_only and not _about_a_supplier(lowered, span):
                     continue  # 味香 in 风味香精, "anchor the pallet": not the supplier
-                if name in self._both and (_kind == "warehouse") != bool(
+                if name in self._both and (kind == "warehouse") != bool(
                     _TO_OR_FROM.search(lowered[: span[0]])
                 ):
                     continue
                 if any(span[0] < b and span[1] > a for a, b in taken):
                     continue
-                if _kind == "category" and name == _code.lower() and text[span[0] : span[1]] != _code:
+                if kind == "category" and name == code.lower() and text[span[0] : span[1]] != code:
                     continue  # a category's code (LE, DA) only as typed in capitals: "le", "da" are pinyin
                 if (
                     name in self._buildings
@@ -123,9 +123,7 @@ class PlaceFinder:
                 ):
                     continue  # "building a list" is no building: its letter in capitals or standing alone
                 taken.append(span)
-                found.append(
-                    Place(place.kind, place.code, place.name_zh, place.name_en, span, name in self._buildings)
-                )
+                found.append(replace(place, span=span, by_building=name in self._buildings))
         # "from main to the cold store", "main -> cold": beside from, to or an arrow, a warehouse's
         # first English word is enough.
         for kind, _code, _names, place in self.places():
@@ -137,7 +135,7 @@ class PlaceFinder:
                 span = next(m.span(g) for g in (1, 2, 3) if m.group(g))
                 if not any(span[0] < b and span[1] > a for a, b in taken):
                     taken.append(span)
-                    found.append(Place(place.kind, place.code, place.name_zh, place.name_en, span))
+                    found.append(replace(place, span=span))
         return sorted(found, key=lambda p: p.span)
 
 
