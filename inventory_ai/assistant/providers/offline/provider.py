@@ -60,11 +60,8 @@ class OfflineProvider:
         # The conversation's recent questions, for a follow-up that leans on them ("那低筋面粉呢？").
         # A turn intake flagged is never leaned on (its order would come back through "那X呢？"), and
         # a flagged message is no follow-up of anything.
-        earlier = tuple(
-            m.content for m in messages[:last_user] if m.role == "user" and m.content and not m.flagged
-        )[-3:]
-        if request.flagged:
-            earlier = ()
+        turns = [m.content for m in messages[:last_user] if m.role == "user" and m.content and not m.flagged]
+        earlier = () if request.flagged else tuple(turns[-3:])
         results = _results(messages[last_user + 1 :])
         context = self.lexicon
         context.offered = {t.name for t in request.tools}
