@@ -63,11 +63,9 @@ class Linker(PlaceFinder):
         self.words = catalogue.words  # services/catalogue_words.py
 
     def find_materials(self, text: str, codes: list[tuple[str, tuple[int, int]]]) -> list[Mention]:
-        # What the goods are for (做马卡龙用, "for the cheesecake") never names the goods, nor chooses which
-        # of a loose name they are (黄油做蛋糕用, "cheese for the cheesecake": which one?); unless it is all
-        # that names anything.
+        # What the goods are for (做马卡龙用, "for the cheesecake") is never the material named beside it.
         found = self._materials(aside, codes) if (aside := purpose_aside(text)) != text else []
-        return found or self._materials(text, codes)
+        return found if any(m.named for m in found) else self._materials(text, codes)
 
     def _materials(self, text: str, codes: list[tuple[str, tuple[int, int]]]) -> list[Mention]:
         mentions: list[Mention] = []

@@ -24,7 +24,7 @@ from inventory_ai.assistant.providers.offline import (
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline.classifier import DESTRUCTIVE
 from inventory_ai.assistant.providers.offline.labels import BOOKINGS
-from inventory_ai.assistant.providers.offline.linking import Mention
+from inventory_ai.assistant.providers.offline.linking import Mention, purpose_aside
 from inventory_ai.assistant.providers.offline.reading import (
     Context,
     Plan,
@@ -237,7 +237,7 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     allowed = ctx.movements_by_role.get(ctx.role or "", frozenset())
     if ctx.role and kind not in allowed:
         return Plan(reply=replies.movement_refusal(r.zh, kind, ctx))
-    found = _one_material_and_amount(r, "which_to_book", "how_much_to_book")
+    found = _one_material_and_amount(r, "which_to_book", "how_much_to_book", ctx)
     if isinstance(found, Plan):
         return found
     mention, amount = found
@@ -296,11 +296,15 @@ def _route(text: str, warehouses) -> tuple[str | None, str | None]:
 
 
 def _one_material_and_amount(
-    r: Reading, which: str, how_much: str
+    r: Reading, which: str, how_much: str, ctx: Context
 ) -> tuple[Mention, tuple[Decimal, str | None]] | Plan:
     """The one material a write is about and how much of it, or the question to ask for what is
-    missing: which material (`which`), which of several (their names), how much (`how_much`)."""
-    mention = primary(r.links)  # what the goods are for set aside (linking.Linker.find_materials)
+    missing: which material (`which`), which of several (their names), how much (`how_much`). What the
+    goods are for never chooses what is booked (黄油做蛋糕用, "cheese for the cheesecake": which one?)."""
+    mention = primary(r.links)
+    if mention and not mention.named and (plain := purpose_aside(r.text)) != r.text:
+        again = primary(read(plain, ctx).links)  # none: what it is for is all that names the goods
+        mention = again if again and (not again.exact or again.best.code != mention.best.code) else mention
     if mention is None:
         return Plan(reply=replies.said(r.zh, which))
     if not mention.exact:
@@ -316,7 +320,7 @@ def _one_material_and_amount(
 def _purchase(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if each := _each(tool, r, ctx):
         return each
-    found = _one_material_and_amount(r, "which_to_buy", "how_much_to_buy")
+    found = _one_material_and_amount(r, "which_to_buy", "how_much_to_buy", ctx)
     if isinstance(found, Plan):
         return found
     mention, amount = found
