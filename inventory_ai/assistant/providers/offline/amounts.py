@@ -15,6 +15,7 @@ from inventory_ai.assistant.providers.offline.reading import Reading, direction,
 from inventory_ai.errors import DomainError
 from inventory_ai.services.units import convert, dimension, unit_or_pieces
 
+Amount = tuple[Decimal, str | None]  # how much, in a unit (None: the material's own)
 # The pack words a material's spec uses, and what people call them in English (offline_words.json).
 PACK_WORDS = {pack: tuple(names) for pack, names in words.PACK_WORDS.items()}
 _SPEC = re.compile(words.SPEC, re.I)  # 25kg/袋, 500g×12盒/箱 (offline_words.json)
@@ -68,7 +69,7 @@ def packs_by_spec(r: Reading) -> Reading:
     return replace(r, slots=replace(r.slots, quantities=quantities))
 
 
-def said(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] | None:
+def said(r: Reading, mention: Mention | None) -> Amount | None:
     """The quantity to book: the first one said, with a second added when it is joined by "+",
     "and", 和 or 零 ("7 cases + 2 blocks", "7箱零5罐"); packs counted by what the material's spec says
     they hold."""
@@ -194,7 +195,7 @@ def _one_of_a_kind(q: slot.Quantity, mention: Mention | None, text: str) -> bool
     return bool(re.match(rf"\s*(?:new\s+)?(?:{words.ONE_REQUEST})", after, re.I))
 
 
-def one_amount(q: slot.Quantity, mention: Mention | None) -> tuple[Decimal, str | None] | None:
+def one_amount(q: slot.Quantity, mention: Mention | None) -> Amount | None:
     sheets = (
         q.unit == "pcs"
         and q.word
@@ -223,7 +224,7 @@ def one_amount(q: slot.Quantity, mention: Mention | None) -> tuple[Decimal, str 
     return q.amount, q.unit
 
 
-def counted(r: Reading, mention: Mention) -> tuple[Decimal, str | None] | None:
+def counted(r: Reading, mention: Mention) -> Amount | None:
     """A stocktake's count beside what the books say ("system says 36 kg but we only have 30"): the
     count, not the books' figure; "20 tubs … we only counted 18" is 18 tubs. None: no books said."""
     said = re.search(words.ON_THE_BOOKS, r.text, re.I)

@@ -7,6 +7,7 @@ understands"). A mention keeps its best match, its alternatives and whether it n
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from inventory_ai.assistant.providers.offline import words
@@ -327,6 +328,17 @@ def purpose_aside(text: str) -> str:
     """The request without what the goods are for (words.PURPOSE); not a clause before the name, which
     says which it is (做红丝绒的那个可可粉 is the red velvet blend)."""
     return re.sub(rf"(?:{words.PURPOSE})(?!用?的)", lambda m: " " * len(m.group(0)), text, flags=re.I)
+
+
+def for_a_write(mention: Mention | None, text: str, again: Callable[[str], Mention | None]) -> Mention | None:
+    """The material a booking or a purchase is about: what the goods are for never chooses which of a
+    loose name it is (黄油做蛋糕用, "cheese for the cheesecake": which one?). A mention not named is
+    read `again` without it; that stands when it is loose or another material (none: the purpose is all
+    that names the goods)."""
+    if mention is None or mention.named or (plain := purpose_aside(text)) == text:
+        return mention
+    found = again(plain)
+    return found if found and (not found.exact or found.best.code != mention.best.code) else mention
 
 
 def _in_order(short: str, name: str) -> bool:

@@ -7,7 +7,6 @@ cannot, a polite word to small talk, a refusal to destroy data). Never a tool th
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 from itertools import pairwise
 
 from inventory_ai.assistant.providers.offline import (
@@ -24,7 +23,7 @@ from inventory_ai.assistant.providers.offline import (
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline.classifier import DESTRUCTIVE
 from inventory_ai.assistant.providers.offline.labels import BOOKINGS
-from inventory_ai.assistant.providers.offline.linking import Mention, purpose_aside
+from inventory_ai.assistant.providers.offline.linking import Mention, for_a_write
 from inventory_ai.assistant.providers.offline.reading import (
     Context,
     Plan,
@@ -297,14 +296,10 @@ def _route(text: str, warehouses) -> tuple[str | None, str | None]:
 
 def _one_material_and_amount(
     r: Reading, which: str, how_much: str, ctx: Context
-) -> tuple[Mention, tuple[Decimal, str | None]] | Plan:
+) -> tuple[Mention, amounts.Amount] | Plan:
     """The one material a write is about and how much of it, or the question to ask for what is
-    missing: which material (`which`), which of several (their names), how much (`how_much`). What the
-    goods are for never chooses what is booked (黄油做蛋糕用, "cheese for the cheesecake": which one?)."""
-    mention = primary(r.links)
-    if mention and not mention.named and (plain := purpose_aside(r.text)) != r.text:
-        again = primary(read(plain, ctx).links)  # none: what it is for is all that names the goods
-        mention = again if again and (not again.exact or again.best.code != mention.best.code) else mention
+    missing: which material (`which`), which of several (their names), how much (`how_much`)."""
+    mention = for_a_write(primary(r.links), r.text, lambda plain: primary(read(plain, ctx).links))
     if mention is None:
         return Plan(reply=replies.said(r.zh, which))
     if not mention.exact:
