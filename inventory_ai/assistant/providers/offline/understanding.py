@@ -22,7 +22,7 @@ from inventory_ai.assistant.providers.offline import (
 )
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline.classifier import DESTRUCTIVE
-from inventory_ai.assistant.providers.offline.labels import BOOKINGS
+from inventory_ai.assistant.providers.offline.labels import BOOKINGS, DATA_LABELS
 from inventory_ai.assistant.providers.offline.linking import Mention, for_a_write
 from inventory_ai.assistant.providers.offline.reading import (
     Context,
@@ -35,8 +35,6 @@ from inventory_ai.assistant.providers.offline.reading import (
     read,
 )
 from inventory_ai.text import language_of
-
-DATA_LABELS = ("lookup", "stats", "low_stock", "movements")
 
 
 def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
