@@ -157,8 +157,7 @@ def message(text: str, earlier: tuple, one: Reads, named: Names, refused, zh: bo
     if len(parts(text)) == 2 and (both := two_asks(text, one, named, placed=placed)):
         return both
     if len(parts(text)) == 1 and whole.tool not in (None, "search_materials") and not whole.then:
-        pairs = joined(text)
-        both = next((both for pair in pairs if (both := two_asks(text, one, named, pair, placed))), None)
+        both = next((b for pair in joined(text) if (b := two_asks(text, one, named, pair, placed))), None)
         if both is not None:  # the same first call: the whole's reading of it
             return replace(whole, after=both.after) if both.tool == whole.tool else both
     return each_named(text, whole, one, named)

@@ -67,9 +67,7 @@ def read(text: str, ctx: Context, typed: str | None = None) -> Reading:
         materials = [found] if (found := described_by_clause(rest, materials, ctx.linker)) else materials
     links = Links(materials, places)
     marks: list[tuple[tuple[int, int], str]] = [(m.span, PLACEHOLDERS["m"]) for m in materials]
-    marks += [
-        (p.span, PLACEHOLDERS[{"warehouse": "w", "category": "c", "supplier": "s"}[p.kind]]) for p in places
-    ]
+    marks += [(p.span, PLACEHOLDERS[p.kind[0]]) for p in places]  # Ⓦ, Ⓒ, Ⓢ: a warehouse, category, supplier
     marks += [(q.span, PLACEHOLDERS["q"]) for q in slots.quantities]
     marks += [(span, "") for q in slots.quantities for span in q.more_spans]
     if slots.period:
