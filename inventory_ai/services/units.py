@@ -154,6 +154,16 @@ def canonical_unit(unit: str) -> str:
     return canonical
 
 
+def dimension(unit: str) -> str:
+    """mass, volume or count: what a unit measures (one not known here counts pieces)."""
+    return _UNITS.get(unit, ("count",))[0]
+
+
+def unit_or_pieces(word: str) -> str:
+    """The unit a word names (公斤, ml, 片), pieces when it names none (袋, 盒, 粒)."""
+    return _ALIASES.get(word.lower(), "pcs")
+
+
 def convert(quantity: Decimal, unit: str | None, to_unit: str) -> Decimal:
     """Quantity in `unit` expressed in `to_unit` (the material's unit), to 3 decimals."""
     target = canonical_unit(to_unit)

@@ -9,34 +9,20 @@ missed are marked: each is work left, and a fix that makes one pass must unmark 
 
 from __future__ import annotations
 
-from datetime import date
-from pathlib import Path
-
 import pytest
 
-from inventory_ai.services import clock
-from tests.support.evaluation import evaluate, load
+from tests.support.probes import STAFF, WRITES, cases, judged
 
-CASES = load(str(Path(__file__).with_name("asks_periods_probes.jsonl")))
 # Still missed (work left): 挪到…的货 read as a booking, 哪些东西从冷库调出去了 as what the store holds, 发到
 # linked to a material, 入库和出库各是多少 as one direction, 淡奶油入了12升，现在一共多少 read as the
 # store's totals (no booking: a told past event). First run: 48/72 and, of the 22 added before
 # reading their misses, 12/22.
 MISSED = {"AP011", "AP074", "AP077", "AP081", "AP094"}
-WRITES = {"record_stock_movement", "create_purchase_request", "create_new_intent"}
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, id=c["id"], marks=[pytest.mark.xfail(strict=True)] * (c["id"] in MISSED))
-        for c in CASES
-    ],
-)
+@pytest.mark.parametrize("case", cases(__file__, "asks_periods_probes.jsonl", MISSED))
 def test_two_asks_transfers_periods_and_due_dates_as_people_say_them(app, session, monkeypatch, case):
-    app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-    monkeypatch.setattr(clock, "today", lambda: date(2026, 11, 27))
-    result = evaluate(session, [case])[0]
+    result = judged(app, session, monkeypatch, case)
     assert result.ok, f"{case['text']!r}: {result.why}"
     if case["tool"] not in WRITES and "also" not in case:  # a question is never a write
         assert not {c["name"] for c in result.calls} & WRITES
@@ -66,10 +52,8 @@ SUPPOSED_OR_TOLD = [
 def test_a_what_if_or_a_told_past_event_beside_a_question_books_nothing(
     app, session, monkeypatch, text, material
 ):
-    app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-    monkeypatch.setattr(clock, "today", lambda: date(2026, 11, 27))
-    case = {"id": text, "role": "warehouse_staff", "text": text, "tool": "get_material_detail", "args": {}}
-    calls = evaluate(session, [case])[0].calls
+    case = {"id": text, "role": STAFF, "text": text, "tool": "get_material_detail", "args": {}}
+    calls = judged(app, session, monkeypatch, case).calls
     assert not [c for c in calls if c["name"] in WRITES], calls
     assert all(c["arguments"].get("material") in (material, None) for c in calls), calls
 
@@ -77,15 +61,7 @@ def test_a_what_if_or_a_told_past_event_beside_a_question_books_nothing(
 def test_a_booking_asked_whether_it_needs_approval_reads_the_material_not_what_is_low(
     app, session, monkeypatch
 ):
-    app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-    monkeypatch.setattr(clock, "today", lambda: date(2026, 11, 27))
     text = "出库高筋面粉20袋，需要主管批准吗？需要的话就提交给主管"
-    case = {
-        "id": "approval",
-        "role": "warehouse_staff",
-        "text": text,
-        "tool": "get_material_detail",
-        "args": {},
-    }
-    calls = evaluate(session, [case])[0].calls
+    case = {"id": "approval", "role": STAFF, "text": text, "tool": "get_material_detail", "args": {}}
+    calls = judged(app, session, monkeypatch, case).calls
     assert "list_low_stock" not in [c["name"] for c in calls], calls

@@ -12,20 +12,12 @@ import pytest
 
 from inventory_ai.assistant.providers.offline import replies
 from tests.support.evaluation import evaluate
-
-WRITES = {"record_stock_movement", "create_purchase_request", "create_new_intent"}
-STAFF, BUYER, MANAGER = "warehouse_staff", "purchaser", "warehouse_manager"
+from tests.support.probes import BUYER, MANAGER, STAFF, WRITES
+from tests.support.probes import booked as _booked
 
 
 def _detail(code: str) -> dict:
     return {"tool": "get_material_detail", "args": {"material": code}}
-
-
-def _booked(code: str, kind: str, quantity) -> dict:
-    return {
-        "tool": "record_stock_movement",
-        "args": {"material": code, "movement_type": kind, "quantity": quantity},
-    }
 
 
 def _bought(code: str, quantity) -> dict:

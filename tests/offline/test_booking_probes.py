@@ -12,25 +12,13 @@ from __future__ import annotations
 import pytest
 
 from tests.support.evaluation import evaluate
-
-WRITES = {"record_stock_movement", "create_purchase_request", "create_new_intent"}
-STAFF, BUYER, MANAGER = "warehouse_staff", "purchaser", "warehouse_manager"
-
-
-def _booked(code: str, kind: str, quantity) -> dict:
-    return {
-        "tool": "record_stock_movement",
-        "args": {"material": code, "movement_type": kind, "quantity": quantity},
-    }
+from tests.support.probes import BUYER, MANAGER, STAFF, WRITES
+from tests.support.probes import asked as _asked
+from tests.support.probes import booked as _booked
 
 
 def _judged(session, role: str, text: str, expected: dict):
     return evaluate(session, [{"id": "P1", "text": text, "role": role, **expected}])[0]
-
-
-def _asked(result) -> bool:
-    """No write proposed, and a question asked back."""
-    return not {c["name"] for c in result.calls} & WRITES and any(m in result.reply for m in "?？")
 
 
 SELF_CORRECTIONS = [  # the amount or material said last is the one meant

@@ -8,30 +8,17 @@ one pass must unmark it (strict)."""
 
 from __future__ import annotations
 
-from datetime import date
-from pathlib import Path
-
 import pytest
 
-from inventory_ai.services import clock
-from tests.support.evaluation import evaluate, load
+from tests.support.probes import cases, judged
 
-CASES = load(str(Path(__file__).with_name("names_probes.jsonl")))
 # Still missed: the descriptions do not yet tell these apart from a neighbour, or the ask is read wrong.
 MISSED = {"NP013", "NP015", "NP020", "NP026", "NP041", "NP042", "NP045", "NP076", "NP086"}
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, id=c["id"], marks=[pytest.mark.xfail(strict=True)] * (c["id"] in MISSED))
-        for c in CASES
-    ],
-)
+@pytest.mark.parametrize("case", cases(__file__, "names_probes.jsonl", MISSED))
 def test_a_material_described_named_as_people_say_or_asked_about_in_its_history(
     app, session, monkeypatch, case
 ):
-    app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-    monkeypatch.setattr(clock, "today", lambda: date(2026, 11, 27))
-    result = evaluate(session, [case])[0]
+    result = judged(app, session, monkeypatch, case)
     assert result.ok, f"{case['text']!r}: {result.why}"

@@ -8,29 +8,16 @@ work left, and a fix that makes one pass must unmark it (strict)."""
 
 from __future__ import annotations
 
-from datetime import date
-from pathlib import Path
-
 import pytest
 
-from inventory_ai.services import clock
-from tests.support.evaluation import evaluate, load
+from tests.support.probes import cases, judged
 
-CASES = load(str(Path(__file__).with_name("purpose_probes.jsonl")))
 # Still missed: a name said beside the description (月饼盒里放的…), a colour word that is another name
 # (orange), a clause of what it is for before a named material (做蛋挞用的蛋黄液: kept as a clause).
 MISSED = {"PP021", "PP083", "PP090"}
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, id=c["id"], marks=[pytest.mark.xfail(strict=True)] * (c["id"] in MISSED))
-        for c in CASES
-    ],
-)
+@pytest.mark.parametrize("case", cases(__file__, "purpose_probes.jsonl", MISSED))
 def test_what_the_goods_are_for_never_chooses_the_material(app, session, monkeypatch, case):
-    app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-    monkeypatch.setattr(clock, "today", lambda: date(2026, 11, 27))
-    result = evaluate(session, [case])[0]
+    result = judged(app, session, monkeypatch, case)
     assert result.ok, f"{case['text']!r}: {result.why}"

@@ -10,34 +10,20 @@ marked: each is work left, and a fix that makes one pass must unmark it (strict)
 
 from __future__ import annotations
 
-from datetime import date
-from pathlib import Path
-
 import pytest
 
-from inventory_ai.services import clock
-from tests.support.evaluation import evaluate, load
+from tests.support.probes import WRITES, cases, judged
 
-CASES = load(str(Path(__file__).with_name("tail_probes.jsonl")))
 # Still missed (work left): a what-if read as the history of what it supposes (假设明天入库…库存会是多少: a
 # read, never a write), half of a month said in English ("the second half of October"). First run,
 # before any fix: 36/49 (told or supposed 8/11, corrections 6/12, transfers 12/12, periods 11/14 (sic:
 # 这两天, "yesterday and today" and the English half month missed).
 MISSED = {"TP07", "PE13"}
-WRITES = {"record_stock_movement", "create_purchase_request", "create_new_intent"}
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, id=c["id"], marks=[pytest.mark.xfail(strict=True)] * (c["id"] in MISSED))
-        for c in CASES
-    ],
-)
+@pytest.mark.parametrize("case", cases(__file__, "tail_probes.jsonl", MISSED))
 def test_told_or_supposed_bookings_corrections_transfers_and_periods(app, session, monkeypatch, case):
-    app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-    monkeypatch.setattr(clock, "today", lambda: date(2026, 11, 27))
-    result = evaluate(session, [case])[0]
+    result = judged(app, session, monkeypatch, case)
     assert result.ok, f"{case['text']!r}: {result.why}"
     if case["tool"] not in WRITES:  # a question or a refusal is never a write
         assert not {c["name"] for c in result.calls} & WRITES

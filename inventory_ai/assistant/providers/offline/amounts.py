@@ -14,37 +14,30 @@ from inventory_ai.assistant.providers.offline import words
 from inventory_ai.assistant.providers.offline.linking import Mention
 from inventory_ai.assistant.providers.offline.reading import Reading, direction, primary
 from inventory_ai.errors import DomainError
-from inventory_ai.services.units import convert
+from inventory_ai.services.units import convert, dimension, unit_or_pieces
 
+Amount = tuple[Decimal, str | None]  # how much, in a unit (None: the material's own)
 # The pack words a material's spec uses, and what people call them in English (offline_words.json).
 PACK_WORDS = {pack: tuple(names) for pack, names in words.PACK_WORDS.items()}
-_SPEC_UNITS = {"kg": "kg", "公斤": "kg", "g": "g", "克": "g", "l": "L", "升": "L", "ml": "mL", "毫升": "mL"}
-_SPEC = re.compile(
-    r"(?P<size>\d+(?:\.\d+)?)\s*(?P<unit>kg|公斤|g|克|ml|毫升|l|升|个|枚|根|张|片|粒|pcs|包|袋|盒)(?=\s*[×xX*/])"
-    r"(?:\s*[×xX*]\s*(?P<count>\d+)\s*(?P<inner>[^\d\s/])\s*)?/\s*(?P<outer>[^\d\s/])",
-    re.I,
-)
+_SPEC = re.compile(words.SPEC, re.I)  # 25kg/袋, 500g×12盒/箱 (offline_words.json)
 
 
 def pack_size(spec: str | None, pack: str | None) -> tuple[Decimal, str] | None:
     """What one pack holds by the spec ('25kg/袋'; '500g×12盒/箱': a box 500 g, a case twelve), the
     pack matched by its word (袋, 'cases'); one size answers any word, two it does not tell: None."""
-    if re.fullmatch(r"托|pallets?", (pack or "").lower()):
+    said = (pack or "").lower()
+    if not (m := _SPEC.search(spec or "")) or re.fullmatch(words.PALLET, said):
         return None  # what a pallet holds is never in a spec: said with it ("一托40袋") or asked
-    m = _SPEC.search(spec or "")
-    if not m:
-        return None
     size = Decimal(m.group("size"))
-    unit = _SPEC_UNITS.get(m.group("unit").lower(), "pcs")
+    unit = unit_or_pieces(m.group("unit"))
     levels = {m.group("outer"): size}
     if m.group("count"):
         levels = {m.group("inner"): size, m.group("outer"): size * int(m.group("count"))}
-    said = (pack or "").lower()
     if said.isascii():
-        words = {said, re.sub(r"(?:(?<=x)e)?s$", "", said)}  # cs, cases -> case, boxes -> box
+        forms = {said, re.sub(r"(?:(?<=x)e)?s$", "", said)}  # cs, cases -> case, boxes -> box
         names = sorted(
             (rank, chinese) for chinese, english in PACK_WORDS.items()
-            for rank, name in enumerate(english) if name in words
+            for rank, name in enumerate(english) if name in forms
         )  # fmt: skip
         said = next((chinese for _rank, chinese in names if chinese in levels), "")
     if said in levels:
@@ -77,7 +70,7 @@ def packs_by_spec(r: Reading) -> Reading:
     return replace(r, slots=replace(r.slots, quantities=quantities))
 
 
-def said(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] | None:
+def said(r: Reading, mention: Mention | None) -> Amount | None:
     """The quantity to book: the first one said, with a second added when it is joined by "+",
     "and", 和 or 零 ("7 cases + 2 blocks", "7箱零5罐"); packs counted by what the material's spec says
     they hold."""
@@ -93,7 +86,7 @@ def said(r: Reading, mention: Mention | None) -> tuple[Decimal, str | None] | No
         and first.packs is None
         and mention
         and first.unit
-        and _ATTACHED(r.text[first.span[1] :])
+        and not re.search(words.STOCK_REMARK, r.text[first.span[1] :], re.I)  # not 仓库里还剩4袋
     ):
         packs = one_amount(rest[0], mention)  # "label says 25 kg, 2 sacks": a sack's size, then the count
         if packs and one_amount(replace(rest[0], amount=1, packs=Decimal(1)), mention) == amount:
@@ -151,7 +144,7 @@ _ASKS = re.compile(words.ASKS_SPLIT, re.I)  # where one ask of a message ends (a
 
 
 def _corrected_ask(text: str, reading) -> str | None:
-    marks = [m for m in _CORRECTED.finditer(text) if m.start() > 0 and _AT_CLAUSE(text, m)]
+    marks = [m for m in _CORRECTED.finditer(text) if m.start() > 0]
     marks = [
         m for i, m in enumerate(marks) if i + 1 == len(marks) or marks[i + 1].start() > m.end()
     ]  # "sorry I mean"
@@ -179,17 +172,8 @@ def _corrected_ask(text: str, reading) -> str | None:
     return before if edits else text  # "蛋白液不是20桶，是30桶": the marker held the old amount
 
 
-_NOT_A_REPLACEMENT = re.compile(
-    words.NOT_A_REPLACEMENT, re.I
-)  # 不是, 还剩, 记录, 再加, "also" (offline_words.json)
-
-
-def _AT_CLAUSE(text: str, mark: re.Match) -> bool:
-    """A marker that starts a clause ("，应该是12升", ". Sorry, 4 kg"), or one that is never a word
-    of a sentence (说错了, "no wait"): "系统里应该是还有20公斤" corrects nothing."""
-    return bool(re.match(r"[，,。.\s…-]", mark.group(0))) or not re.search(
-        r"应该是|sorry|actually", mark.group(0), re.I
-    )
+# 不是, 还剩, 记录, 再加, "also" (offline_words.json)
+_NOT_A_REPLACEMENT = re.compile(words.NOT_A_REPLACEMENT, re.I)
 
 
 def each_booked(r: Reading) -> list[str] | None:
@@ -212,11 +196,6 @@ def each_booked(r: Reading) -> list[str] | None:
     ]
 
 
-def _ATTACHED(after: str) -> bool:
-    """A pack count of the goods booked ("25 kg, 2 sacks"), not stock said beside ("仓库里还剩4袋")."""
-    return not re.search(words.STOCK_REMARK, after, re.I)
-
-
 def _fits(unit: str | None, mention: Mention) -> bool:
     """Whether an amount in `unit` (None: the material's own) can be the material's."""
     return unit is None or dimension(unit) == dimension(mention.best.unit)
@@ -230,7 +209,7 @@ def _one_of_a_kind(q: slot.Quantity, mention: Mention | None, text: str) -> bool
     return bool(re.match(rf"\s*(?:new\s+)?(?:{words.ONE_REQUEST})", after, re.I))
 
 
-def one_amount(q: slot.Quantity, mention: Mention | None) -> tuple[Decimal, str | None] | None:
+def one_amount(q: slot.Quantity, mention: Mention | None) -> Amount | None:
     sheets = (
         q.unit == "pcs"
         and q.word
@@ -259,7 +238,7 @@ def one_amount(q: slot.Quantity, mention: Mention | None) -> tuple[Decimal, str 
     return q.amount, q.unit
 
 
-def counted(r: Reading, mention: Mention) -> tuple[Decimal, str | None] | None:
+def counted(r: Reading, mention: Mention) -> Amount | None:
     """A stocktake's count beside what the books say ("system says 36 kg but we only have 30"): the
     count, not the books' figure; "20 tubs … we only counted 18" is 18 tubs. None: no books said."""
     said = re.search(words.ON_THE_BOOKS, r.text, re.I)
@@ -294,12 +273,6 @@ def bare_number(r: Reading, mention: Mention) -> tuple[str, str] | None:
     return (
         f"{mention.best.name_zh} {n} 是指 {n} {unit} 还是 {n} {pack}（{mention.best.spec}）？",
         f"{mention.best.name_en}: is that {n} {unit} or {n} {english}{'s' if n != 1 else ''} ({mention.best.spec})?",
-    )
-
-
-def dimension(unit: str) -> str:
-    return {"kg": "mass", "g": "mass", "斤": "mass", "t": "mass", "L": "volume", "mL": "volume"}.get(
-        unit, "count"
     )
 
 

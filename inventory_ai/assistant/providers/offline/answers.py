@@ -83,13 +83,8 @@ def _stats(zh, args, data, say):
         _t(zh, "stats_row", warehouse=r["warehouse"] if zh else say(r["warehouse"]), materials=r["materials"], value=f(r["value_cny"]))
         for r in data.get("by_warehouse", [])
     ]  # fmt: skip
-    head = _t(
-        zh,
-        "stats",
-        materials=data["materials_in_stock"],
-        value=f(data["total_value_cny"]),
-        below=data["below_reorder_point"],
-    )
+    head = _t(zh, "stats", materials=data["materials_in_stock"], value=f(data["total_value_cny"]),
+              below=data["below_reorder_point"])  # fmt: skip
     return head + ("\n" + "\n".join(lines) if lines else "")
 
 

@@ -23,7 +23,7 @@ _WHAT_ABOUT = re.compile(words.WHAT_ABOUT, re.I)  # "那X呢？", "what about X?
 _ASIDE = re.compile(words.SETS_RULES_ASIDE, re.I)  # skip the approval, act as an admin, ignore the rules
 _WHETHER = re.compile(words.ASKED_WHETHER, re.I)  # "出库3升吗": a question, never a booking
 _SUPPOSED = re.compile(words.SUPPOSED_OR_TOLD, re.I)  # "要是领2袋", "入了10箱": beside a question, no booking
-_BOOKS = re.compile(f"{words.IN}|{words.OUT}|{words.BUY}", re.I)  # a block that books or buys
+_BOOKS = re.compile(words.BOOKS_OR_BUYS, re.I)  # a block that books or buys
 _IF_DONE = re.compile(words.ASKS_IF_DONE, re.I)  # "这个入库做了吗": the booking looked up, never proposed
 _WHAT_IF = re.compile(words.WHAT_IF, re.I)  # "我要是出库3袋 还剩多少？": the material looked up
 # A reorder point asked to be changed: an admin's, in the material's settings; said so plainly.
@@ -157,8 +157,7 @@ def message(text: str, earlier: tuple, one: Reads, named: Names, refused, zh: bo
     if len(parts(text)) == 2 and (both := two_asks(text, one, named, placed=placed)):
         return both
     if len(parts(text)) == 1 and whole.tool not in (None, "search_materials") and not whole.then:
-        pairs = joined(text)
-        both = next((both for pair in pairs if (both := two_asks(text, one, named, pair, placed))), None)
+        both = next((b for pair in joined(text) if (b := two_asks(text, one, named, pair, placed))), None)
         if both is not None:  # the same first call: the whole's reading of it
             return replace(whole, after=both.after) if both.tool == whole.tool else both
     return each_named(text, whole, one, named)

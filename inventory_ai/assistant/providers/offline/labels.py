@@ -15,6 +15,7 @@ from inventory_ai.assistant.providers.offline.reading import Context, Plan, Read
 
 CONFIDENT = 0.30  # below this, and with nothing named, the request is asked about, not guessed
 BOOKINGS = {"inbound": "book_in", "outbound": "book_out", "transfer": "transfer", "adjustment": "stocktake"}
+DATA_LABELS = ("lookup", "stats", "low_stock", "movements")  # the labels that read data
 
 
 def _said(pattern: str, text: str) -> bool:
@@ -70,21 +71,16 @@ def _said_plainly(label: str, text: str, r: Reading, named: bool) -> str | None:
         return "teach"
     if taught and label == "teach":  # teaching words the message does not mean: how else it reads
         return next(lbl for lbl, _p in r.guess.ranked if lbl not in ("teach", CHITCHAT, DESTRUCTIVE))
-    if r.links.materials and (
-        _said(words.PURCHASE_REQUEST, text)
-        or (
-            _said(words.REQUESTING, text)
-            and r.slots.quantities
-            and not direction(text)
-            and not _said(words.ISSUED, text)
-        )
-    ):  # "Kitchen request: 2 bags, issue from main" is a booking
-        return "purchase"  # the purchase request's own names: no other reading of them
+    # A request with its amount, no direction and nothing issued ("Kitchen request: 2 bags, issue from
+    # main" is a booking), or the purchase request's own names: no other reading of them.
+    requested = _said(words.REQUESTING, text) and r.slots.quantities and not _said(words.ISSUED, text)
+    if r.links.materials and (_said(words.PURCHASE_REQUEST, text) or (requested and not direction(text))):
+        return "purchase"
     level_asked = _said(words.REORDER_LEVEL, text) and not _said(words.BELOW, text) and asks(text)
     if r.links.materials and not r.slots.quantities and level_asked:
         return "lookup"  # "what's the reorder level for…": a figure of the material's detail
-    if named and _only_names(r.masked):
-        return "lookup"
+    if named and re.sub(words.ONLY_NAMES_FILLER, "", r.masked.lower()) == "":
+        return "lookup"  # nothing said but names
     if label not in (CHITCHAT, DESTRUCTIVE) and not r.slots.quantities and _event_asked(text, r, named):
         return "movements"  # "谁收的", "did the butter come in today?", "transfers last week": events
     if r.slots.period and r.links.materials and not r.slots.quantities and _said(words.ACTIVITY, text):
@@ -109,11 +105,7 @@ def _still_to_come(label: str, text: str, r: Reading) -> str:
     buy = _said(words.BUY, text)
     if label in BOOKINGS.values() and ((buy and (future or r.slots.due)) or (r.slots.due and future)):
         label = "purchase"  # "申请淡奶油20箱，到货后搬到冷库", "500个月饼盒，明年七月底前到货": still to come
-    if (
-        label in ("lookup", "stats", "low_stock", "movements")
-        and r.slots.quantities
-        and (f := tagger.booking(r))
-    ):
+    if label in DATA_LABELS and r.slots.quantities and (f := tagger.booking(r)):
         label = BOOKINGS[f.way]  # "冷库入淡奶油十箱", "面包袋 入 三千五": a read guessed, a booking told
     said = direction(text)
     if label == "purchase" and not r.slots.due and said and not buy and not _said(words.ON_ARRIVAL, text):
@@ -191,7 +183,3 @@ def _acted(text: str) -> str | None:
         if _said(verbs, text):
             return kind
     return None
-
-
-def _only_names(masked: str) -> bool:
-    return re.sub(words.ONLY_NAMES_FILLER, "", masked.lower()) == ""

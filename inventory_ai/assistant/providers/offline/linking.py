@@ -7,6 +7,7 @@ understands"). A mention keeps its best match, its alternatives and whether it n
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from inventory_ai.assistant.providers.offline import words
@@ -234,7 +235,6 @@ class Linker(PlaceFinder):
         mentions: list[Mention] = []
         i = 0
         while i < len(content):
-            found = None
             for size in range(min(4, len(content) - i), 0, -1):
                 group = content[i : i + size]
                 if any(
@@ -244,16 +244,13 @@ class Linker(PlaceFinder):
                     continue  # not next to each other in the text ("strawberry, jam" are two)
                 phrase = " ".join(w for w, _ in group)
                 span = (group[0][1][0], group[-1][1][1])
+                typed = text[span[0] : span[1]]
                 if len(phrase) <= 2 and phrase not in self.aliases:
                     continue  # two letters alone ("PR", "ok") begin too many names; in pinyin, a syllable
-                if not self.catalogue.may_find(phrase) and not self.catalogue.may_find(
-                    text[span[0] : span[1]]
-                ):
+                if not self.catalogue.may_find(phrase) and not self.catalogue.may_find(typed):
                     continue  # a word no name, spec, supplier or pinyin begins with: no query needed
                 # as read, as typed ("quail eggs", not "quail egg"), singular ("butter sheets": Butter Sheet)
-                tries = [phrase] + (
-                    [normalise(text[span[0] : span[1]]), _singular(phrase)] if size > 1 else []
-                )
+                tries = [phrase] + ([normalise(typed), _singular(phrase)] if size > 1 else [])
                 found = next((f for t in dict.fromkeys(tries) if (f := self._search(t, span))), None)
                 if found is not None:
                     mentions.append(found)
@@ -331,6 +328,17 @@ def purpose_aside(text: str) -> str:
     """The request without what the goods are for (words.PURPOSE); not a clause before the name, which
     says which it is (做红丝绒的那个可可粉 is the red velvet blend)."""
     return re.sub(rf"(?:{words.PURPOSE})(?!用?的)", lambda m: " " * len(m.group(0)), text, flags=re.I)
+
+
+def for_a_write(mention: Mention | None, text: str, again: Callable[[str], Mention | None]) -> Mention | None:
+    """The material a booking or a purchase is about: what the goods are for never chooses which of a
+    loose name it is (黄油做蛋糕用, "cheese for the cheesecake": which one?). A mention not named is
+    read `again` without it; that stands when it is loose or another material (none: the purpose is all
+    that names the goods)."""
+    if mention is None or mention.named or (plain := purpose_aside(text)) == text:
+        return mention
+    found = again(plain)
+    return found if found and (not found.exact or found.best.code != mention.best.code) else mention
 
 
 def _in_order(short: str, name: str) -> bool:

@@ -39,9 +39,7 @@ def lookup(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if "search_materials" not in ctx.offered:
         return Plan(reply=replies.role_refusal(r.zh, "search_materials", ctx))
     if mention is not None:
-        args["keyword"] = (
-            ctx.linker.catalogue.kind_search(mention.text) if not mention.exact else mention.text
-        )
+        args["keyword"] = mention.text if mention.exact else ctx.linker.catalogue.kind_search(mention.text)
     elif category:
         args["keyword"] = r.links.of("category")[0].name_zh
     elif supplier:
@@ -101,9 +99,7 @@ def _searched_for(r: Reading) -> Mention | None:
     for asked in re.finditer(words.SEARCH, r.text, re.I):
         for m in r.links.materials:
             between = r.text[asked.end() : m.span[0]]
-            if m.span[0] >= asked.end() and re.fullmatch(
-                r"\s*(?:一下|下|for|me|for me|the|a)?\s*", between, re.I
-            ):
+            if m.span[0] >= asked.end() and re.fullmatch(rf"\s*(?:{words.AFTER_SEARCH})?\s*", between, re.I):
                 return m
     return None
 
@@ -117,11 +113,11 @@ def _marked_term(r: Reading) -> str | None:
         if m.named and not re.search(rf"(?:{words.CALLED})\s*['\"“‘「]?\s*$", before, re.I):
             continue  # "what's the unit cost of 'cream cheese'?": a full name quoted is that material
         if (
-            re.search(rf"(?:{words.CALLED}|名字里有|带)\s*['\"“‘「]?\s*$|['\"“‘「]$", before, re.I)
+            re.search(rf"(?:{words.MARKED_BY})\s*['\"“‘「]?\s*$|['\"“‘「]$", before, re.I)
             and (re.match(r"\s*['\"”’」]", after) or re.search(rf"(?:{words.CALLED})\s*$", before, re.I))
         ) or re.match(words.BASED, after, re.I):
             return m.text.strip("'")
-    based = re.search(r"\b([a-z]{3,})-(?:based|related|flavou?red)\b", r.text, re.I)
+    based = re.search(rf"\b([a-z]{{3,}})-(?:{words.BASED_EN})\b", r.text, re.I)
     if based and any(m.named and m.span[0] <= based.start() < m.span[1] for m in r.links.materials):
         return None  # "butter-flavoured shortening" is a name
     return based.group(1) if based else None

@@ -26,13 +26,6 @@ _PERIOD_RES = [(re.compile(p, re.I), kind) for p, kind in _PERIODS]
 
 
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-# A month's name or its usual abbreviation, as a whole word ("margarine" and "mayonnaise" are not).
-_MONTH_NAME = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?(?![a-z])"
-)
-_EN_DAY = r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?"
-_NOT_AN_AMOUNT = r"(?![\d.]|\s*(?:%|公斤|千克|克|斤|吨|升|袋|箱|包|瓶|桶|个|kgs?\b|g\b|grams?\b|l\b|ml\b|pcs\b|boxe?s?\b|bags?\b|cases?\b))"
 
 
 def _month(name: str | None) -> int | None:
@@ -114,14 +107,9 @@ def _month_end(year: int, month: int) -> date:
     return (date(year, month, 28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
 
 
-_ZH_MONTH = r"(?P<m>1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])"
-_ZH_MONTH_ALONE = _ZH_MONTH.replace("?P<m>", "?P<m2>")
-_FILLED = {"{MONTH}": _MONTH_NAME, "{DAY}": _EN_DAY, "{NOT_AN_AMOUNT}": _NOT_AN_AMOUNT, "{ZH_MONTH}": _ZH_MONTH,
-           "{ZH_MONTH_ALONE}": _ZH_MONTH_ALONE}  # fmt: skip
-
-
 def _filled(pattern: str) -> re.Pattern:
-    return re.compile(re.sub(r"\{[A-Z_]+\}", lambda m: _FILLED[m[0]], pattern), re.I)
+    """A date pattern with its pieces in: a month's name ("margarine" is none), a day, a month's number."""
+    return re.compile(words.filled(pattern, words.DATES["pieces"]), re.I)
 
 
 # Two dates of one range, a whole month, from a day on, a month range's end: offline_words.json "dates"

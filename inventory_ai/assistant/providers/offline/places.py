@@ -5,7 +5,7 @@ them with what they are called here, and materials in what is left."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from inventory_ai.assistant.providers.offline import words
 from inventory_ai.services.catalogue_view import Listing
@@ -47,20 +47,15 @@ class PlaceFinder:
             if kind == "warehouse":
                 names += [item.name_zh[:-1]] if len(item.name_zh) >= 3 else []
                 short = re.sub(r"(?<=[a-z])0+(?=\d)", "", item.code.lower())  # WH01 -> wh1
-                names += [short, re.sub(r"(?<=[a-z])(?=\d)", " ", short)]  # wh1, wh 1
-                names += [f"warehouse {short[2:]}", f"warehouse #{short[2:]}"]  # warehouse 1
-                names += [f"wh-{short[2:]}", item.code.lower().replace("wh", "wh-")]  # wh-1, wh-01
-                first = item.name_en.lower().split()[0]
-                names += [f"{first} {w}" for w in ("warehouse", "store", "room", "stores", "wh")]
+                said = {"SHORT": short, "SPACED": re.sub(r"(?<=[a-z])(?=\d)", " ", short), "N": short[2:],
+                        "DASHED": item.code.lower().replace("wh", "wh-"), "FIRST": item.name_en.lower().split()[0]}  # fmt: skip
+                names += _called(kind, said)
                 # Where it stands: "A栋一楼 Building A" is also called A栋, A座, building A.
                 for b in re.findall(r"([A-Za-z])\s*[栋座幢号楼]", item.location or "")[:1]:
-                    b = b.lower()
-                    buildings = [f"{b}栋", f"{b}座", f"{b}幢", f"building {b}", f"block {b}"]
-                    names += buildings
+                    names += (buildings := _called("building", {"B": b.lower()}))
                     buildings_said.update(buildings)
             if kind == "category":
-                head = re.split(r"[ &]", item.name_en.lower())[0]
-                names += [f"{head} category", f"{head} categories", f"{head} section"]
+                names += _called(kind, {"HEAD": re.split(r"[ &]", item.name_en.lower())[0]})
                 names += [f"{item.name_zh}类"] if not item.name_zh.endswith("类") else []
                 if len(item.name_zh) == 4:  # the usual contraction: 包装材料 -> 包材
                     names.append(item.name_zh[0] + item.name_zh[2])
@@ -104,7 +99,7 @@ class PlaceFinder:
         taken: list[tuple[int, int]] = []
         every = ((len(n), n, kind, code, place) for kind, code, names, place in self.places() for n in names)
         candidates = sorted((c for c in every if c[1] in lowered), reverse=True)  # names said: fewer patterns
-        for _length, name, _kind, _code, place in candidates:
+        for _length, name, kind, code, place in candidates:
             for m in re.finditer(re.escape(name), lowered):
                 span = m.span()
                 ascii_name = name.isascii()
@@ -112,13 +107,13 @@ class PlaceFinder:
                     continue
                 if name in self._said_as_supplier_only and not _about_a_supplier(lowered, span):
                     continue  # 味香 in 风味香精, "anchor the pallet": not the supplier
-                if name in self._both and (_kind == "warehouse") != bool(
+                if name in self._both and (kind == "warehouse") != bool(
                     _TO_OR_FROM.search(lowered[: span[0]])
                 ):
                     continue
                 if any(span[0] < b and span[1] > a for a, b in taken):
                     continue
-                if _kind == "category" and name == _code.lower() and text[span[0] : span[1]] != _code:
+                if kind == "category" and name == code.lower() and text[span[0] : span[1]] != code:
                     continue  # a category's code (LE, DA) only as typed in capitals: "le", "da" are pinyin
                 if (
                     name in self._buildings
@@ -128,22 +123,24 @@ class PlaceFinder:
                 ):
                     continue  # "building a list" is no building: its letter in capitals or standing alone
                 taken.append(span)
-                found.append(
-                    Place(place.kind, place.code, place.name_zh, place.name_en, span, name in self._buildings)
-                )
+                found.append(replace(place, span=span, by_building=name in self._buildings))
         # "from main to the cold store", "main -> cold": beside from, to or an arrow, a warehouse's
         # first English word is enough.
         for kind, _code, _names, place in self.places():
             if kind != "warehouse" or any(p.code == place.code for p in found):
                 continue
             first = re.escape(place.name_en.lower().split()[0])
-            said = rf"\b(?:from|to|into|back to|out of|in|at)\s+(?:the\s+)?({first})\b(?!\s+(?:flour|ingredient|course|reason|thing|issue|problem|point|line))|\b({first})\s*(?:->|→|=>)|(?:->|→|=>)\s*({first})\b"
+            said = words.filled(words.WAREHOUSE_BY_WORD, {"FIRST": first})
             for m in re.finditer(said, lowered):
                 span = next(m.span(g) for g in (1, 2, 3) if m.group(g))
                 if not any(span[0] < b and span[1] > a for a, b in taken):
                     taken.append(span)
-                    found.append(Place(place.kind, place.code, place.name_zh, place.name_en, span))
+                    found.append(replace(place, span=span))
         return sorted(found, key=lambda p: p.span)
+
+
+def _called(kind: str, said: dict[str, str]) -> list[str]:
+    return [words.filled(name, said) for name in words.PLACE_NAMES[kind]]  # offline_words.json
 
 
 _TO_OR_FROM = re.compile(rf"(?:{words.TO_OR_FROM})\s*$")

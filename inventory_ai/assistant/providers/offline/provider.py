@@ -60,11 +60,8 @@ class OfflineProvider:
         # The conversation's recent questions, for a follow-up that leans on them ("那低筋面粉呢？").
         # A turn intake flagged is never leaned on (its order would come back through "那X呢？"), and
         # a flagged message is no follow-up of anything.
-        earlier = tuple(
-            m.content for m in messages[:last_user] if m.role == "user" and m.content and not m.flagged
-        )[-3:]
-        if request.flagged:
-            earlier = ()
+        turns = [m.content for m in messages[:last_user] if m.role == "user" and m.content and not m.flagged]
+        earlier = () if request.flagged else tuple(turns[-3:])
         results = _results(messages[last_user + 1 :])
         context = self.lexicon
         context.offered = {t.name for t in request.tools}
@@ -96,12 +93,9 @@ class OfflineProvider:
         decided = self._plan(text, context, earlier)
         if not results:
             # A write said first is proposed with the read said after it (the read runs meanwhile).
-            both = (
-                decided.after is not None and decided.tool in WRITES and decided.after.tool in context.offered
-            )
-            calls = (
-                _call(p.tool, p.arguments) for p in (decided, decided.after) if p and (p is decided or both)
-            )
+            after = decided.after
+            both = after is not None and decided.tool in WRITES and after.tool in context.offered
+            calls = (_call(p.tool, p.arguments) for p in (decided, after) if p and (p is decided or both))
             return tuple(calls) if decided.tool else None
         called = {r["name"] for r in results}
         last = results[-1]
@@ -139,14 +133,8 @@ def _results(turn: list[Message]) -> list[dict]:
         data = _json(m.content, {"error": {"type": "Unreadable", "message": (m.content or "")[:200]}})
         error = data.get("error") if isinstance(data, dict) else None
         arguments = _json(call.arguments or "{}", {}) if call is not None else {}
-        out.append(
-            {
-                "name": m.name or (call.name if call else ""),
-                "arguments": arguments,
-                "data": data,
-                "error": error,
-            }
-        )
+        name = m.name or (call.name if call else "")
+        out.append({"name": name, "arguments": arguments, "data": data, "error": error})
     return out
 
 

@@ -67,9 +67,7 @@ def read(text: str, ctx: Context, typed: str | None = None) -> Reading:
         materials = [found] if (found := described_by_clause(rest, materials, ctx.linker)) else materials
     links = Links(materials, places)
     marks: list[tuple[tuple[int, int], str]] = [(m.span, PLACEHOLDERS["m"]) for m in materials]
-    marks += [
-        (p.span, PLACEHOLDERS[{"warehouse": "w", "category": "c", "supplier": "s"}[p.kind]]) for p in places
-    ]
+    marks += [(p.span, PLACEHOLDERS[p.kind[0]]) for p in places]  # Ⓦ, Ⓒ, Ⓢ: a warehouse, category, supplier
     marks += [(q.span, PLACEHOLDERS["q"]) for q in slots.quantities]
     marks += [(span, "") for q in slots.quantities for span in q.more_spans]
     if slots.period:
@@ -106,8 +104,8 @@ def _guess(asked: str, ctx: Context) -> Guess:
 
 
 # A clause that describes what follows its 的: 做红丝绒的红色素, 给黑麦面包上深棕色的那个色素.
-_CLAUSE_ENDS = re.compile(r"的(?:那个|那种|这个|这种|那款)|用的")  # what is said before it describes
-_CLAUSE = re.compile(r"([^\s\d,，。;；:：!！?？]{2,}?)的(?:那个|那种|这个|这种|那款)?(?=[\u4e00-\u9fff])")
+_CLAUSE_ENDS = re.compile(words.CLAUSE_ENDS)  # what is said before it describes
+_CLAUSE = re.compile(rf"([^\s\d,，。;；:：!！?？]{{2,}}?)的(?:{words.THAT_KIND})?(?=[\u4e00-\u9fff])")
 
 
 def described_by_clause(text: str, materials: list[Mention], linker: Linker) -> Mention | None:

@@ -26,9 +26,13 @@ def _role(zh: bool, role: str | None) -> str:
     return words.ANSWERS["roles"]["zh" if zh else "en"].get(role or "", role or "")
 
 
+def _listed(zh: bool, items) -> str:
+    return ("、" if zh else ", ").join(items)
+
+
 def which_material(r: Reading, mention: Mention) -> str:
-    options = ("、" if r.zh else ", ").join(
-        f"{c.name_zh if r.zh else c.name_en} ({c.code})" for c in mention.candidates[:4]
+    options = _listed(
+        r.zh, (f"{c.name_zh if r.zh else c.name_en} ({c.code})" for c in mention.candidates[:4])
     )
     total = f"{mention.total}{'+' if mention.more else ''}"  # counted only so far in a large catalogue
     return said(r.zh, "which_material", said=mention.text, total=total, options=options)
@@ -42,30 +46,19 @@ def which_one(r: Reading, ctx: Context) -> str:
 
 
 def role_refusal(zh: bool, tool: str, ctx: Context) -> str:
-    others = ("、" if zh else ", ").join(_role(zh, r) for r in ctx.who_can.get(tool, [])) or _role(
-        zh, "admin"
-    )
+    others = _listed(zh, (_role(zh, r) for r in ctx.who_can.get(tool, []))) or _role(zh, "admin")
     label = ctx.tool_labels.get(tool, (tool, tool))[0 if zh else 1]
-    return said(
-        zh, "role_refusal", mine=_role(zh, ctx.role), tool=label if zh else label.lower(), others=others
-    )
+    mine = _role(zh, ctx.role)
+    return said(zh, "role_refusal", mine=mine, tool=label if zh else label.lower(), others=others)
 
 
 def movement_refusal(zh: bool, kind: str, ctx: Context) -> str:
-    can = [_role(zh, role) for role, kinds in ctx.movements_by_role.items() if kind in kinds]
+    can = _listed(zh, (_role(zh, role) for role, kinds in ctx.movements_by_role.items() if kind in kinds))
     kinds = words.ANSWERS["movement_kinds"]["zh" if zh else "en"]
-    return said(
-        zh,
-        "movement_refusal",
-        mine=_role(zh, ctx.role),
-        kind=kinds[kind],
-        others=("、" if zh else ", ").join(can),
-    )
+    return said(zh, "movement_refusal", mine=_role(zh, ctx.role), kind=kinds[kind], others=can)
 
 
 def no_such_warehouse(zh: bool, said_: str, warehouses: list[tuple[str, str, str]]) -> str:
     """`warehouses`: (code, Chinese name, English name) of each warehouse there is."""
-    names = ("、" if zh else ", ").join(
-        f"{zh_name if zh else en} ({code})" for code, zh_name, en in warehouses
-    )
+    names = _listed(zh, (f"{zh_name if zh else en} ({code})" for code, zh_name, en in warehouses))
     return said(zh, "no_such_warehouse", said=said_, names=names)

@@ -37,45 +37,17 @@ class Quantity:
     word: str | None = None  # the unit as typed (片, 块), where a spec may name it as a pack
 
 
-_SIZE_AFTER_COUNT = re.compile(rf"^(?P<size>{NUMBER})\s*(?:{_UNIT}){_END}", re.I)  # 一箱12升: right after
-_SIZE_EACH = [
-    # 每袋25公斤 / 每箱1000个 / 一袋25公斤 / per carton 500 / per bag 25 kg
-    re.compile(rf"(?:每|一)\s*(?:{PACKS})\s*(?P<size>{NUMBER})\s*(?:{_UNIT})?{_END}", re.I),
-    re.compile(rf"(?:per|each|a)\s+(?:{PACKS})\s*(?P<size>{NUMBER})\s*(?:{_UNIT})?{_END}", re.I),
-    # 25 kg each / 25公斤一袋 / 500 per carton / 25kg/袋
-    re.compile(
-        rf"(?P<size>{NUMBER})\s*(?:{_UNIT})?\s*(?:each|apiece|per\s+(?:{PACKS})|a\s+(?:{PACKS})|/\s*(?:{PACKS})|一(?:{PACKS}))(?![a-z])",
-        re.I,
-    ),
-    # 3 bags of 25 kg
-    re.compile(rf"^\s*of\s+(?P<size>{NUMBER})\s*(?:{_UNIT}){_END}", re.I),
-]
-_PLAIN = re.compile(
-    rf"(?:(?<=\bx)|(?<=×)|(?<![A-Za-z\d.])|(?=[零〇一二两三四五六七八九十百千万]))(?P<n>{NUMBER})\s*(?:{_UNIT})(?P<half>半(?![成年月天]))?{_CJK_END}",
-    re.I,
-)  # 十七公斤半, not 半成品
-_PACK_ONLY = re.compile(
-    rf"(?:(?<=\bx)|(?<=×)|(?<![A-Za-z\d.])|(?=[零〇一二两三四五六七八九十百千万]))(?P<n>{NUMBER}|half an?)\s*(?:整|满|散装?的?|(?:full|whole|sealed|unopened|intact|loose|open(?:ed)?|extra|more)\s+)?(?P<pack>{PACKS})(?P<half>半)?{_CJK_END}",
-    re.I,
-)  # 3袋, two cases, half a case, 3整箱, three full cases
-_TIMES = re.compile(
-    rf"(?<![A-Za-z\d.])(?P<n>{DIGITS})\s*[x×*]\s*(?P<size>{DIGITS})\s*(?:{_UNIT}){_END}(?:\s*(?:{PACKS}){_END})?",
-    re.I,
+# The amounts as they are said, in the order they are read (offline_words.json "slots", with its docs)
+_PIECES = {"NUMBER": NUMBER, "DIGITS": DIGITS, "MAGNITUDE": MAGNITUDE, "UNIT": _UNIT, "PACKS": PACKS, "END": _END,
+           "CJK_END": _CJK_END}  # fmt: skip
+_SAID = {name: words.filled(p, _PIECES) if isinstance(p, str) else p for name, p in words.SLOTS.items()}
+_SIZE_AFTER_COUNT, _PLAIN, _PACK_ONLY, _TIMES, _PACK_SIZE = (
+    re.compile(_SAID[k], re.I) for k in ("size_after_count", "plain", "pack_only", "times", "pack_size")
 )
-# 两 after a number is the old weight unit (50 g): 三两 = 150 g. (两 before a pack is the number two.)
-_LIANG = re.compile(
-    r"(?<![\d.])(?P<n>\d+(?:\.\d+)?|[一二三四五六七八九十半]{1,3})两(?![箱袋包桶瓶罐盒件托卷块个天周月])"
-)
-# A pack's size said of the goods, not an amount: "the 1 kg bags", "in 50 kg sacks", "20升桶装的", 4升一桶的.
-_PACK_SIZE = re.compile(
-    rf"(?<![\d.])(?P<n>{DIGITS})\s*(?:{_UNIT})[\s-]*(?:(?:{PACKS})装|(?:{PACKS})(?<=s)\b|[一/]\s*(?:{PACKS}))",
-    re.I,
-)
+_SIZE_EACH = [re.compile(words.filled(p, _PIECES), re.I) for p in _SAID["size_each"]]
+_LIANG, _BARE = re.compile(_SAID["liang"]), re.compile(_SAID["bare"])  # case matters: "3 CM" is no size
 _LABEL_BEFORE = re.compile(words.LABEL_BEFORE, re.I)  # line 2, shelf 14 (offline_words.json)
 _A_DOCUMENT = re.compile(words.A_DOCUMENT, re.I)  # 一个采购申请, 一份报表: no amount of stock
-_BARE = re.compile(
-    rf"(?<![A-Za-z\d.#,×*-])(?P<n>(?:{DIGITS})\s*(?:{MAGNITUDE})|{DIGITS}|[零一二两三四五六七八九十百千万]{{2,}}(?=\s*(?:$|[,，。.!！])))(?!\d|[.,]\d|\s*[×*]\s*\d|\s*(?:天|days?|号|日|月|点|%|\s*-?\s*(?:寸|英寸|公分|厘米|毫米|inch|in\.?\s*(?:cake|box|tin|pan|round|square|ring)|cm\b|mm\b)|\"))"
-)  # not a day, a date, a share or a size (8 inch cake boxes, 30×45 bags)
 CODE = re.compile(r"(?<![A-Za-z0-9])[mM]\d{3,}(?![0-9])")
 
 

@@ -16,15 +16,9 @@ from inventory_ai.assistant.providers.offline.reading import Plan, Reading, dire
 # Where one typed row ends: ; , 、 or a line break, a full stop or question mark and a space; never
 # the comma of 1,200 or the point of 2.5.
 _ROW_END = r"[;；、\n|]|\s/\s|[,，](?!\d{3})|(?<!\d)[.。?？!！](?!\d)"
-_NUMBER = re.compile(rf"(?<![A-Za-z])(?:{DIGITS})|{CN_NUMBER}(?=\s*(?:{slot.PACKS}|公斤|斤|克|升|个|度|元))")
-_TITLE = re.compile(
-    r"(?:title it|titled|called|标题(?:是|为)?|题目(?:是|为)?)\s*[:：]?\s*['\"“‘「]([^'\"”’」]{1,60})['\"”’」]|"
-    r"(?:标题|题目)(?:就)?(?:叫|是|为)\s*(?P<bare>[^\s，,。；;]{1,30})",
-    re.I,
-)
-
-
-_ASKED = words.REPORT + r"|整理|markdown|tidy|tabulate"
+_NUMBER = re.compile(rf"(?<![A-Za-z])(?:{DIGITS})|{CN_NUMBER}(?=\s*(?:{words.TABLE_FIGURE}))")
+_TITLE = re.compile(words.TABLE_TITLE, re.I)  # the table's title, not a row (offline_words.json)
+_ASKED = words.TABLE_ASKED
 
 
 def typed_rows(text: str, r: Reading) -> list[dict] | None:
@@ -40,7 +34,7 @@ def typed_rows(text: str, r: Reading) -> list[dict] | None:
             continue
         item = piece[: number.start()].strip(" -:：")
         if re.search(_ASKED, item, re.I):  # "make a csv: butter", "put in a table - bread flour"
-            item = re.split(r"[:：]|\s[-–]\s|\b(?:tabulate|table|csv)\b", item, flags=re.I)[-1].strip(" -:：")
+            item = re.split(words.TABLE_WORD, item, flags=re.I)[-1].strip(" -:：")
         if len(item) < 2 or re.search(words.REPORT, item, re.I):
             continue
         what, amount = ("项目", "数量") if r.zh else ("item", "amount")
@@ -59,9 +53,6 @@ def table(text: str, r: Reading, offered: set[str]) -> Plan | None:
     if rows is None:
         return None
     title = _TITLE.search(text)
-    args = {
-        "title": (title.group(1) or title.group("bare")) if title else ("表格" if r.zh else "Table"),
-        "rows": rows,
-        "format": "csv" if re.search(r"csv|spreadsheet|excel", text, re.I) else "markdown",
-    }
-    return Plan("format_report", args)
+    named = (title.group(1) or title.group("bare")) if title else ("表格" if r.zh else "Table")
+    kind = "csv" if re.search(words.AS_CSV, text, re.I) else "markdown"
+    return Plan("format_report", {"title": named, "rows": rows, "format": kind})

@@ -7,7 +7,6 @@ cannot, a polite word to small talk, a refusal to destroy data). Never a tool th
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 from itertools import pairwise
 
 from inventory_ai.assistant.providers.offline import (
@@ -23,8 +22,8 @@ from inventory_ai.assistant.providers.offline import (
 )
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline.classifier import DESTRUCTIVE
-from inventory_ai.assistant.providers.offline.labels import BOOKINGS
-from inventory_ai.assistant.providers.offline.linking import Mention, purpose_aside
+from inventory_ai.assistant.providers.offline.labels import BOOKINGS, DATA_LABELS
+from inventory_ai.assistant.providers.offline.linking import Mention, for_a_write
 from inventory_ai.assistant.providers.offline.reading import (
     Context,
     Plan,
@@ -37,8 +36,6 @@ from inventory_ai.assistant.providers.offline.reading import (
 )
 from inventory_ai.text import language_of
 
-DATA_LABELS = ("lookup", "stats", "low_stock", "movements")
-
 
 def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     """The plan for a message: its asks (asks.py) each read as a request of its own; `earlier` are
@@ -47,19 +44,18 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     again = f"{earlier[-1]}，{text}" if earlier and re.match(words.CORRECTED, text, re.I) else None
     if again and (fixed := amounts.corrected(again, lambda part: read(part, ctx))) not in (None, again):
         meant = fixed  # "不好意思，是12箱" after "入库炼乳10箱": the booking said just before, corrected
+    zh = (ctx.language or language_of(text)) == "zh"
     whole = asks.message(
         meant or text,
         earlier,
         one=lambda t: _one(t, ctx),
         named=lambda t: _named(t, ctx),
         refused=lambda t: _refused(t, read(t, ctx)) or bool(ctx.flagged and _ORDER.search(t)),
-        zh=(ctx.language or language_of(text)) == "zh",
+        zh=zh,
         placed=lambda t: next((t[p.span[0] : p.span[1]] for p in read(t, ctx).links.places), None),
     )
     if meant is None and {whole.tool, whole.after and whole.after.tool} & asks.WRITES:
-        return Plan(
-            reply=replies.said((ctx.language or language_of(text)) == "zh", "correction_unclear")
-        )  # never a guess
+        return Plan(reply=replies.said(zh, "correction_unclear"))  # never a guess
     return whole
 
 
@@ -73,12 +69,7 @@ _ORDER = re.compile(words.GIVES_ORDERS, re.I)  # which part of a message intake 
 
 
 def _refused(text: str, r: Reading) -> bool:
-    return bool(
-        _destroys(text, r)
-        or re.search(words.TAMPER, text, re.I)
-        or re.search(words.SECRETS, text, re.I)
-        or re.search(words.HARM, text, re.I)
-    )
+    return bool(_destroys(text, r) or re.search(words.REFUSED, text, re.I))
 
 
 def _one(text: str, ctx: Context) -> Plan:
@@ -134,19 +125,12 @@ def _unknown_warehouse(text: str, r: Reading, warehouses: list[tuple[str, str, s
     ours = {int(n) for code, _zh, _en in warehouses for n in re.findall(r"\d+", code)}
     unquoted = re.sub(words.QUOTED, lambda q: " " * len(q.group(0)), text)
     for m in re.finditer(words.WAREHOUSE_SAID, unquoted, re.I):  # a phrase being taught is not asked about
-        if any(p.span[0] < m.end() and p.span[1] > m.start() for p in r.links.places):
-            continue
-        number = re.search(r"\d+", m.group(0))
-        if number and int(number.group(0)) in ours:
+        number, name = re.search(r"\d+", m.group(0)), m.group("zh")
+        said = [*r.links.places, *r.slots.quantities, *(r.links.materials if name else ())]
+        if any(s.span[0] < m.end() and s.span[1] > m.start() for s in said):
+            continue  # a place, an amount, or (said in Chinese) a material's name
+        if (number and int(number.group(0)) in ours) or (name and set(name) & words.NOT_A_STORE_NAME):
             continue  # "WH-01": ours, written another way
-        if any(q.span[0] < m.end() and q.span[1] > m.start() for q in r.slots.quantities):
-            continue
-        name = m.group("zh")
-        if name and (
-            set(name) & words.NOT_A_STORE_NAME
-            or any(mention.span[0] < m.end() and mention.span[1] > m.start() for mention in r.links.materials)
-        ):
-            continue
         return m.group(0)
     return None
 
@@ -185,16 +169,7 @@ def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
         return Plan(reply=replies.which_one(r, ctx))
     if tool not in ctx.offered and not (tool == "search_materials" and "get_material_detail" in ctx.offered):
         return Plan(reply=replies.role_refusal(r.zh, tool, ctx))
-    builder = {
-        "search_materials": lookups.lookup,
-        "get_inventory_stats": lookups.stats,
-        "list_low_stock": lookups.stats,
-        "get_stock_movements": _movements,
-        "record_stock_movement": _booking,
-        "create_purchase_request": _purchase,
-        "create_new_intent": teaching.teach,
-    }.get(tool)
-    if builder is None:
+    if (builder := _BUILDERS.get(tool)) is None:
         return Plan(reply=replies.which_one(r, ctx))
     return builder(tool, dict(defaults), amounts.packs_by_spec(r), ctx)
 
@@ -240,14 +215,10 @@ def _not_now(typed: str) -> str | None:
     """The booking verb itself said not to be done (先别出库, "don't book out … yet"): "not_booked"; said
     first, with another order after it ("不要入库，淡奶油10箱是退货"): asked. None: not about the booking
     (不要出库太多, 不用出库单, 别出错了, 不是不要出库, "出库…，别入库": the order stands)."""
-    said = [
-        m
-        for m in re.finditer(words.NOT_NOW, typed, re.I)
-        if not re.match(r"\s*(?:单|错|太|多|少)", typed[m.end() :])
-    ]
-    said = [m for m in said if not typed[: m.start()].endswith("不是")]
+    said = [m for m in re.finditer(words.NOT_NOW, typed, re.I) if not typed[: m.start()].endswith("不是")]
+    said = [m for m in said if not re.match(rf"\s*(?:{words.NOT_NOW_OF_ELSE})", typed[m.end() :])]
     rest = re.sub(f"(?:{words.NOT_NOW})(?:\\s*(?:out|in)\\b)?", " ", typed, flags=re.I)  # don't book out
-    order = re.search(f"{words.IN}|{words.OUT}|{words.BUY}", rest, re.I)
+    order = re.search(words.BOOKS_OR_BUYS, rest, re.I)
     if said and order and said[0].start() < order.start():
         return "correction_unclear"
     return "not_booked" if said and not order else None
@@ -306,8 +277,6 @@ def _sure_ofdirection(r: Reading) -> bool:
 
 
 def _route(text: str, warehouses) -> tuple[str | None, str | None]:
-    if not warehouses:
-        return None, None
     source = target = None
     for found in warehouses:
         before = text[max(0, found.span[0] - 8) : found.span[0]].lower()
@@ -328,14 +297,10 @@ def _route(text: str, warehouses) -> tuple[str | None, str | None]:
 
 def _one_material_and_amount(
     r: Reading, which: str, how_much: str, ctx: Context
-) -> tuple[Mention, tuple[Decimal, str | None]] | Plan:
+) -> tuple[Mention, amounts.Amount] | Plan:
     """The one material a write is about and how much of it, or the question to ask for what is
-    missing: which material (`which`), which of several (their names), how much (`how_much`). What the
-    goods are for never chooses what is booked (黄油做蛋糕用, "cheese for the cheesecake": which one?)."""
-    mention = primary(r.links)
-    if mention and not mention.named and (plain := purpose_aside(r.text)) != r.text:
-        again = primary(read(plain, ctx).links)  # none: what it is for is all that names the goods
-        mention = again if again and (not again.exact or again.best.code != mention.best.code) else mention
+    missing: which material (`which`), which of several (their names), how much (`how_much`)."""
+    mention = for_a_write(primary(r.links), r.text, lambda plain: primary(read(plain, ctx).links))
     if mention is None:
         return Plan(reply=replies.said(r.zh, which))
     if not mention.exact:
@@ -363,3 +328,9 @@ def _purchase(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if r.slots.due:
         args["needed_by"] = r.slots.due.isoformat()
     return Plan(tool, args)
+
+
+# Which function fills in each tool's arguments from a reading.
+_BUILDERS = {"search_materials": lookups.lookup, "get_inventory_stats": lookups.stats, "list_low_stock": lookups.stats,
+             "get_stock_movements": _movements, "record_stock_movement": _booking, "create_purchase_request": _purchase,
+             "create_new_intent": teaching.teach}  # fmt: skip

@@ -25,9 +25,8 @@ REQUIRED = {
 }  # fmt: skip
 
 
-_AS_IS = {"PINYIN_WORDS": "pinyin", "PINYIN_DIGITS": "pinyin_digits", "EXAMPLES": "examples",  # read as they are
-          "TOOL_WORDS": "tool_words", "UNITS": "units", "ERRORS_ZH": "errors_zh", "PACK_WORDS": "pack_words", "PERIODS": "periods", "ROW_LIMITS": "row_limits", "ANSWERS": "answers", "DATES": "dates", "EN_NUMBERS": "en_numbers",
-          "NAMED_DAYS": "named_days"}  # fmt: skip
+# The sections read apart; every other one is read as it is, under its name in capitals.
+_READ_APART = {"_about", "docs", "patterns", "compiled", "word_sets", "char_sets", "typos"}
 
 
 class WordsError(ValueError):
@@ -88,7 +87,7 @@ def load(path: Path = SOURCE, extra_path: str | None = None) -> dict:
     out.update({name: set(words) for name, words in data["word_sets"].items()})
     out.update({name: set(chars) for name, chars in data["char_sets"].items()})
     out["TYPOS"] = {k.lower(): v for k, v in data["typos"].items()}
-    out.update({name: data[section] for name, section in _AS_IS.items()})
+    out.update({section.upper(): value for section, value in data.items() if section not in _READ_APART})
     for name, pattern in [*data["tool_words"], *data["units"].items()]:
         _check(name, pattern)
     for name, pattern in [
@@ -104,7 +103,12 @@ globals().update(load(extra_path=os.environ.get("INVENTORY_AI_OFFLINE_WORDS")))
 # One word of a request, to count how much it says: an English word or one Chinese character.
 WORD = r"[a-z]+|[\u4e00-\u9fff]"
 _TYPO = re.compile(r"\b(" + "|".join(map(re.escape, TYPOS)) + r")\b", re.I)  # noqa: F821 (loaded above)
-_PINYIN_RES = [(re.compile(p, re.I), hanzi) for p, hanzi in PINYIN_WORDS]  # noqa: F821
+_PINYIN_RES = [(re.compile(p, re.I), hanzi) for p, hanzi in PINYIN]  # noqa: F821
+
+
+def filled(pattern: str, pieces: dict[str, str]) -> str:
+    """A pattern of the "dates" or "slots" data with its {PIECE}s (a number, a unit, a month) in."""
+    return re.sub(r"\{([A-Z_]+)\}", lambda m: pieces[m.group(1)], pattern)
 
 
 def typos_fixed(text: str) -> str:
