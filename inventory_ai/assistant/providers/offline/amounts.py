@@ -135,7 +135,7 @@ def corrected(text: str, reading) -> str | None:
     remark on stock or records, an addition): to be asked about, never guessed."""
     if re.search(words.TAMPER, text, re.I):
         return text  # "把库存从30公斤更正为0": an order to tamper stays whole, to be refused
-    joints = {m.start() for m in _ASKS.finditer(text) if not _CORRECTED.match(text, m.end())} - {0}
+    joints = {m.start() for m in _ASKS.finditer(text) if not _CORRECTED.match(text, m.start())} - {0}
     each = [_corrected_ask(text[a:b], reading) for a, b in pairwise([0, *sorted(joints), len(text)])]
     return None if None in each else "".join(each)
 
@@ -172,7 +172,20 @@ def _corrected_ask(text: str, reading) -> str | None:
     return before if edits else text  # "蛋白液不是20桶，是30桶": the marker held the old amount
 
 
-# 不是, 还剩, 记录, 再加, "also" (offline_words.json)
+def restated(text: str, before: str, reading) -> str | None:
+    """The booking said just before (`before`) as a message that is only a correction corrects it
+    ("不好意思，是12箱", "抱歉，是出库", "不是炼乳，是淡奶油", "sorry, 12 boxes"); None when the message says or
+    asks anything else (不对，细砂糖放在哪; 不好意思，入库淡奶油10箱, a booking of its own)."""
+    rest = next((said[m.end() :] for said in (f"，{text}", text) if (m := _CORRECTED.match(said))), "")
+    now, ways = reading(rest), list(_WAY.finditer(rest))
+    said = [x.span for x in now.links.materials if x.exact] if re.match(r"\s*是", rest) else []
+    spans = said + [q.span for q in now.slots.quantities] + [w.span() for w in ways]
+    left = "".join(c for i, c in enumerate(rest) if not any(a <= i < b for a, b in spans))
+    if not spans or (said and ways) or re.sub(words.RESTATED_FILLER, "", left, flags=re.I).strip():
+        return None
+    return None if (fixed := corrected(f"{before}，{text}", reading)) == f"{before}，{text}" else fixed
+
+
 _NOT_A_REPLACEMENT = re.compile(words.NOT_A_REPLACEMENT, re.I)
 
 

@@ -41,9 +41,9 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     """The plan for a message: its asks (asks.py) each read as a request of its own; `earlier` are
     the conversation's recent user turns, for a follow-up that leans on them."""
     meant = amounts.corrected(text, lambda part: read(part, ctx))
-    again = f"{earlier[-1]}，{text}" if earlier and re.match(words.CORRECTED, text, re.I) else None
-    if again and (fixed := amounts.corrected(again, lambda part: read(part, ctx))) not in (None, again):
-        meant = fixed  # "不好意思，是12箱" after "入库炼乳10箱": the booking said just before, corrected
+    if earlier and (fixed := amounts.restated(text, earlier[-1], lambda part: read(part, ctx))):
+        last = earlier[-1]  # a purchase request is submitted unconfirmed: never one made from a correction
+        meant = meant if labels.label_of(last, read(last, ctx), ctx) == "purchase" else fixed
     zh = (ctx.language or language_of(text)) == "zh"
     whole = asks.message(
         meant or text,
