@@ -8,12 +8,11 @@ from flask import Flask, request
 from werkzeug.routing import IntegerConverter
 
 from inventory_ai.config import Config
-from inventory_ai.flask_app import App
 
 
 def create_app(config: Config | None = None) -> Flask:
     # No app-level static folder: the staff pages serve theirs from the web blueprint.
-    app = App(__name__, instance_path=str(Path.cwd() / "instance"), static_folder=None)
+    app = Flask(__name__, instance_path=str(Path.cwd() / "instance"), static_folder=None)
     config = config or Config.from_env(Path(app.instance_path))
     app.config.from_mapping(config.flask_settings())
     app.extensions["inventory_ai.config"] = config
