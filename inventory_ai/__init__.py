@@ -96,7 +96,6 @@ def register_extensions(app: Flask) -> None:
         limiter,
         login_manager,
         migrate,
-        retry_after_only_on_refusals,
     )
 
     db.init_app(app)
@@ -114,8 +113,6 @@ def register_extensions(app: Flask) -> None:
     app.config["RATELIMIT_STORAGE_URI"] = (
         f"fallback+{config.redis_url}" if config.redis_url else "swept-memory://"
     )
-    # Registered before the limiter's own hook, so it runs after it (Flask runs them in reverse).
-    app.after_request(retry_after_only_on_refusals)
     limiter.init_app(app)
     login_manager.init_app(app)
     auth.init_app(app)

@@ -15,7 +15,7 @@ from flask_login import LoginManager
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
-from limits import RateLimitItem, parse
+from limits import RateLimitItem, parse, parse_many
 from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
 from werkzeug.exceptions import TooManyRequests
@@ -225,11 +225,61 @@ def password_change_limit(view):
 def _caller_key() -> str:
     from flask_login import current_user
 
-    return f"user:{current_user.id}" if current_user.is_authenticated else f"ip:{get_remote_address()}"
+    user = current_user._get_current_object()  # once, not through the proxy at each attribute
+    return f"user:{user.id}" if user.is_authenticated else f"ip:{get_remote_address()}"
 
 
-# Asking the assistant costs model time: limited per user (per address for the anonymous).
-chat_limit = limiter.limit(lambda: current_app.config["CHAT_RATE_LIMIT"], key_func=_caller_key)
+@functools.lru_cache(maxsize=8)
+def _limit_items(value: str) -> tuple[RateLimitItem, ...]:
+    """The limits a setting names (`30 per minute; 500 per day`), shortest window first."""
+    return tuple(sorted(parse_many(value))) if value else ()
+
+
+def chat_limit(view):
+    """Asking the assistant costs model time: INVENTORY_AI_CHAT_RATE_LIMIT per user (per address
+    for the anonymous), for each view it decorates on its own.
+
+    What Flask-Limiter's `limit` decorator did with the same limits' storage and keys (a fixed
+    window from the first message, the same counters), with one counter operation per limit a
+    message: the increment also answers when its window ends (`count_and_expiry`, redis_fallback.py),
+    where the decorator incremented, then read the count and the expiry again for the headers (three
+    Redis round trips with Redis), and resolved the view's limits through its manager each time.
+    Past a limit: 429 with Retry-After (the window's end); every response carries X-RateLimit-*
+    of the limit refused, else of the shortest window."""
+
+    @functools.wraps(view)
+    def limited(*args, **kwargs):
+        if limiter.enabled and limiter.initialized:
+            _count_message(_limit_items(current_app.config["CHAT_RATE_LIMIT"]))
+        return view(*args, **kwargs)
+
+    return limited
+
+
+def _count_message(items: tuple[RateLimitItem, ...]) -> None:
+    if not items:
+        return
+    storage = limiter.limiter.storage
+    caller, scope = _caller_key(), request.endpoint
+    shown = None
+    for item in items:
+        count, expires_at = storage.count_and_expiry(item.key_for(caller, scope), item.get_expiry())
+        if shown is None or count > item.amount:
+            shown = item, count, expires_at
+        if count > item.amount:
+            break
+    item, count, expires_at = shown
+    reset = int(expires_at + 1)
+
+    @after_this_request
+    def _headers(response):
+        response.headers["X-RateLimit-Limit"] = str(item.amount)
+        response.headers["X-RateLimit-Remaining"] = str(max(0, item.amount - count))
+        response.headers["X-RateLimit-Reset"] = str(reset)
+        return response
+
+    if count > item.amount:
+        raise TooManyRequests(str(item), retry_after=max(1, int(reset - time.time())))
 
 
 def drop_idle_limit_check(app, extension: Limiter = limiter) -> None:
@@ -247,12 +297,3 @@ def drop_idle_limit_check(app, extension: Limiter = limiter) -> None:
     ):
         return
     app.before_request_funcs[None].remove(extension._check_request_limit)
-
-
-def retry_after_only_on_refusals(response):
-    """Flask-Limiter stamps Retry-After on every response of a limited view, answered ones included
-    (a streamed answer too). It tells a client to wait before asking again, so only a refusal for
-    load (429, 503) keeps it; the X-RateLimit-* headers stay on all of them."""
-    if response.status_code not in (429, 503):
-        response.headers.pop("Retry-After", None)
-    return response

@@ -14,11 +14,19 @@ from inventory_ai.models import User
 from tests.support.clients import AuthActions, FreshUserClient, bearer
 from tests.support.dashscope_stub import DashScopeStub
 from tests.support.databases import TEST_DATABASE_URL, PostgresDatabases, SqliteDatabases, let_go
+from tests.support.passwords import quick_hashes
 from tests.support.scripted import close_overrides
 
 
+@pytest.fixture(scope="session", autouse=True)
+def quick_password_hashes():
+    """Passwords hashed in a test's time for the whole run (tests/support/passwords.py)."""
+    with quick_hashes():
+        yield
+
+
 @pytest.fixture(scope="session")
-def databases(tmp_path_factory):
+def databases(tmp_path_factory, quick_password_hashes):
     dbs = (
         PostgresDatabases(TEST_DATABASE_URL)
         if TEST_DATABASE_URL

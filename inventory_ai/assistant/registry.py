@@ -8,7 +8,9 @@ every SETTINGS_CHECK_SECONDS for a change made elsewhere (another host, or strai
 
 from __future__ import annotations
 
+import json
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -23,6 +25,26 @@ from inventory_ai.change_markers import ChangeMarker
 from inventory_ai.models import ToolSetting
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+# Parameter schemas already checked in this process, as JSON text: an app made again (a test makes one
+# per test) checks its built-in tools' schemas once, not again each time (~50 ms an app).
+_CHECKED: set[str] = set()
+_CHECKED_LOCK = threading.Lock()
+
+
+def _check_schema(schema: dict) -> None:
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):  # not JSON at all: checked every time, never kept
+        key = None
+    with _CHECKED_LOCK:
+        if key in _CHECKED:
+            return
+    Draft202012Validator.check_schema(schema)  # raises SchemaError; only a valid schema is kept
+    if key is not None:
+        with _CHECKED_LOCK:
+            _CHECKED.add(key)
 
 
 _SETTINGS = select(ToolSetting.tool_name, ToolSetting.enabled, ToolSetting.allowed_roles)
@@ -102,7 +124,7 @@ class ToolRegistry:
             raise RegistryError(f"tool {name!r} is registered twice")
         schema = tool.parameters
         try:
-            Draft202012Validator.check_schema(schema)
+            _check_schema(schema)
         except SchemaError as exc:
             raise RegistryError(f"tool {name!r} has an invalid parameter schema: {exc.message}") from exc
         if schema.get("type") != "object" or schema.get("additionalProperties") is not False:

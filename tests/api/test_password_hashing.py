@@ -7,12 +7,14 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+import werkzeug.security
 from sqlalchemy.engine import make_url
 
 import inventory_ai.auth.logins as auth_module
 import inventory_ai.models.users as users_module
 from inventory_ai.extensions import db
 from tests.support.databases import PASSWORD
+from tests.support.passwords import APP_HASHING, QUICK_METHOD
 
 # --- every refusal costs the same hashing ----------------------------------------------------
 
@@ -50,6 +52,22 @@ def test_a_deactivated_user_costs_the_same_hashing_as_any_refusal(client, user, 
         )
         assert response.status_code == 401
         assert len(hashes) == before + 1, username  # one full check, whoever it is
+
+
+def _method(stored: str) -> str:
+    return stored.split("$", 1)[0]
+
+
+def test_the_app_hashes_with_werkzeugs_default_and_its_dummy_hash_costs_the_same(session, user):
+    """The suite hashes quickly (tests/support/passwords.py); the app itself hashes every password
+    with werkzeug's default method and cost (scrypt), and the dummy hash an unknown name is checked
+    against has that method and cost too."""
+    assert APP_HASHING["logins"] is werkzeug.security.generate_password_hash
+    assert APP_HASHING["users"] is werkzeug.security.generate_password_hash
+    default = _method(werkzeug.security.generate_password_hash("a-long-password-1"))
+    assert default.startswith("scrypt:") and _method(APP_HASHING["dummy"]) == default
+    # and in the suite, a seeded user's hash and the dummy one are alike as well
+    assert _method(user("staff").password_hash) == _method(auth_module._DUMMY_HASH) == QUICK_METHOD
 
 
 # --- no password is hashed holding a lock ----------------------------------------------------

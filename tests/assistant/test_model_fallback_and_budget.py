@@ -69,6 +69,18 @@ def test_with_no_fallback_left_the_answer_fails_and_then_503_with_retry_after(qw
     assert int(refused.headers["Retry-After"]) > 0
 
 
+def test_the_503s_retry_after_is_the_breakers_not_the_chat_limits_window(qwen, stub):
+    """Flask-Limiter raised a response's own Retry-After to the end of the chat limit's window
+    (here up to an hour) though the user had messages left: the breaker's wait is the one to say."""
+    app, client = qwen(llm_fallback=("qwen-turbo",))
+    app.config["CHAT_RATE_LIMIT"] = "100 per hour"
+    stub.default = by_model(**{"qwen-plus": DOWN, "qwen-turbo": DOWN})
+    assert client.post("/api/v1/chat", json={"message": "你好"}).json["status"] == "failed"
+    refused = client.post("/api/v1/chat", json={"message": "你好"})
+    assert refused.status_code == 503 and 0 < int(refused.headers["Retry-After"]) <= 60
+    assert refused.headers["X-RateLimit-Limit"] == "100"
+
+
 def test_the_daily_token_budget_is_per_user_and_then_the_offline_assistant_answers(qwen, stub):
     app, client = qwen(daily_token_budget=30, llm_fallback=("offline",))
     stub.default = Reply(content="好的", usage=(12, 7))  # 19 tokens an answer

@@ -16,7 +16,7 @@ from structlog.testing import capture_logs
 from inventory_ai.assistant.providers.breaker import FAIL_MAX, shared_breaker
 from inventory_ai.assistant.providers.dashscope import ModelCallFailed
 from inventory_ai.config import config_for_tests
-from inventory_ai.redis_fallback import HEALTH
+from inventory_ai.redis_fallback import HEALTH, RedisOrMemory
 from tests.support.clients import AuthActions
 from tests.support.databases import PASSWORD
 from tests.support.serving import free_port
@@ -124,3 +124,26 @@ def test_the_model_breaker_falls_back_to_the_process_while_redis_is_down(redis_s
     redis_server.start()
     HEALTH.reset()  # Redis is tried again at once (in service: within a second)
     assert breaker.state == pybreaker.STATE_CLOSED  # the shared breaker again: Redis had no failures
+
+
+def test_a_limits_check_is_one_round_trip_that_counts_and_says_when_its_window_ends(
+    redis_server, monkeypatch
+):
+    storage = RedisOrMemory(f"fallback+{redis_server.url}")
+    client = storage.shared.get_connection()
+    sent = []
+    send = client.execute_command
+    monkeypatch.setattr(
+        client, "execute_command", lambda *args, **kw: sent.append(args[0]) or send(*args, **kw)
+    )
+    started = time.time()
+    assert storage.count_and_expiry("chat", 60)[0] == 1  # the first call also loads the script
+    sent.clear()
+    count, ends = storage.count_and_expiry("chat", 60)
+    assert sent == ["EVALSHA"] and count == 2 and started + 59 <= ends <= time.time() + 60
+    # The same counter and window limits' own storage reads (Flask-Limiter's decorator kept it so).
+    assert storage.shared.get("chat") == 2 and abs(storage.shared.get_expiry("chat") - ends) <= 1.5
+
+    redis_server.stop()  # down: the process counts on its own, from 0
+    count, ends = storage.count_and_expiry("chat", 60)
+    assert count == 1 and started + 59 <= ends <= time.time() + 60

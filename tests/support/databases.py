@@ -64,6 +64,11 @@ class SqliteDatabases:
         for suffix in ("", "-wal", "-shm"):
             Path(make_url(url).database + suffix).unlink(missing_ok=True)
 
+    def restore(self, url: str) -> None:
+        """The database at `url` as the template has it again (nothing may be connected to it)."""
+        self.drop(url)
+        shutil.copyfile(self.template, make_url(url).database)
+
     def close(self) -> None:
         pass
 
@@ -91,6 +96,11 @@ class PostgresDatabases:
 
     def drop(self, url: str) -> None:
         self._exec(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
+
+    def restore(self, url: str) -> None:
+        """The database at `url` as the template has it again, under the same name."""
+        self.drop(url)
+        self._exec(f'CREATE DATABASE "{make_url(url).database}" TEMPLATE "{self.template_name}"')
 
     def close(self) -> None:
         self._exec(f'DROP DATABASE IF EXISTS "{self.template_name}" WITH (FORCE)')
