@@ -27,3 +27,26 @@ def test_told_or_supposed_bookings_corrections_transfers_and_periods(app, sessio
     assert result.ok, f"{case['text']!r}: {result.why}"
     if case["tool"] not in WRITES:  # a question or a refusal is never a write
         assert not {c["name"] for c in result.calls} & WRITES
+
+
+# Said another way than the dev_gk odd misses they were learnt from (never those sentences): a
+# correction that is the whole message, 哦是 after the first amount, goods told as taken beside what is
+# left, 转过仓, 拉一下 as a request word, 下下周五.
+LEARNT = [
+    ("出库细砂糖2袋", "不好意思，是3袋", {"tool": "record_stock_movement", "args": {"material": "M014", "movement_type": "outbound", "quantity": 150}}),
+    (None, "出库 蜂蜜一桶……哦是两桶", {"tool": "record_stock_movement", "args": {"material": "M022", "movement_type": "outbound", "quantity": 50}}),
+    (None, "他们刚拿走三箱淡奶油，冷库里还剩几箱", {"tool": "get_material_detail", "args": {"material": "M030"}}),
+    (None, "无盐黄油最近转过仓吗", {"tool": "get_stock_movements", "args": {"material": "M027", "movement_type": "transfer"}}),
+    (None, "把上个月的出库记录拉一下", {"tool": "get_stock_movements", "args": {"movement_type": "outbound", "period": "last_month"}}),
+    (None, "申请采购细砂糖10袋，下下周五到", {"tool": "create_purchase_request", "args": {"material": "M014", "needed_by": "2026-12-11"}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("context", "text", "expected"), LEARNT, ids=[t for _c, t, _e in LEARNT])
+def test_what_the_odd_misses_taught_said_another_way(app, session, monkeypatch, context, text, expected):
+    app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
+    monkeypatch.setattr(clock, "today", lambda: date(2026, 11, 27))
+    role = "purchaser" if expected["tool"] == "create_purchase_request" else "warehouse_manager"
+    case = {"id": text, "role": role, "text": text, **expected, **({"context": [context]} if context else {})}
+    result = evaluate(session, [case])[0]
+    assert result.ok, f"{text!r}: {result.why}"
