@@ -44,9 +44,7 @@ LEARNT = [
 
 @pytest.mark.parametrize(("context", "text", "expected"), LEARNT, ids=[t for _c, t, _e in LEARNT])
 def test_what_the_odd_misses_taught_said_another_way(app, session, monkeypatch, context, text, expected):
-    app.config["CHAT_RATE_LIMIT"] = "100000 per minute"
-    monkeypatch.setattr(clock, "today", lambda: date(2026, 11, 27))
     role = "purchaser" if expected["tool"] == "create_purchase_request" else "warehouse_manager"
     case = {"id": text, "role": role, "text": text, **expected, **({"context": [context]} if context else {})}
-    result = evaluate(session, [case])[0]
+    result = judged(app, session, monkeypatch, case)
     assert result.ok, f"{text!r}: {result.why}"
