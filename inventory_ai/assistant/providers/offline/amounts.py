@@ -122,25 +122,21 @@ def said(r: Reading, mention: Mention | None) -> Amount | None:
 
 
 _CORRECTED = re.compile(words.CORRECTED, re.I)  # 说错了, 更正, "no wait", "I mean" (offline_words.json)
+_ASKS = re.compile(words.ASKS_SPLIT, re.I)  # where one ask of a message ends (asks.parts)
 _WAY = re.compile(f"{words.IN}|{words.OUT}", re.I)
 
 
 def corrected(text: str, reading) -> str | None:
-    """A booking corrected as it is said ("出库红糖2袋，啊说错了，是黑糖，2箱", "4 boxes - no wait, 3
-    boxes", "60公斤入库 呃不对 是出库", "入库全脂牛奶6升，改成8升"): in each ask of the message (split where
-    asks.parts splits it; a part that starts with the marker is the ask before it, "出库黄油5公斤。不对，
-    是3公斤"), the words before the correction with the material, amount or direction it names in their
-    place (`reading` reads a part), so a correction never reaches into another ask; an ask as typed if
-    it names none; None when a correction is said but is no plain replacement (several, negated, a
-    remark on stock or records, an addition): to be asked about, never guessed."""
+    """A booking corrected as it is said ("出库红糖2袋，啊说错了，是黑糖，2箱", "4 boxes - no wait, 3 boxes",
+    "入库全脂牛奶6升，改成8升"): in each ask (a part that starts with the marker is the ask before it), the
+    words before the correction with the material, amount or direction it names in their place (`reading`
+    reads a part); an ask as typed if it names none; None when a correction is no plain replacement
+    (several, negated, a remark on stock or records, an addition): to be asked about, never guessed."""
     if re.search(words.TAMPER, text, re.I):
         return text  # "把库存从30公斤更正为0": an order to tamper stays whole, to be refused
     joints = {m.start() for m in _ASKS.finditer(text) if not _CORRECTED.match(text, m.start())} - {0}
     each = [_corrected_ask(text[a:b], reading) for a, b in pairwise([0, *sorted(joints), len(text)])]
     return None if None in each else "".join(each)
-
-
-_ASKS = re.compile(words.ASKS_SPLIT, re.I)  # where one ask of a message ends (asks.parts)
 
 
 def _corrected_ask(text: str, reading) -> str | None:
@@ -173,13 +169,12 @@ def _corrected_ask(text: str, reading) -> str | None:
 
 
 def restated(text: str, before: str, reading) -> str | None:
-    """The booking said just before (`before`) as a message that is only a correction corrects it
-    ("不好意思，是12箱", "抱歉，是出库", "不是炼乳，是淡奶油", "sorry, 12 boxes"); None when the message says or
-    asks anything else (不对，细砂糖放在哪; 不好意思，入库淡奶油10箱, a booking of its own)."""
+    """The booking said just before, corrected by a message that is only a replacement (不好意思，是12箱;
+    不是炼乳，是淡奶油; "sorry, 12 boxes"); None if it says or asks anything else (不对，细砂糖放在哪)."""
     rest = next((said[m.end() :] for said in (f"，{text}", text) if (m := _CORRECTED.match(said))), "")
-    now, ways = reading(rest), list(_WAY.finditer(rest))
+    now, ways = reading(rest), [w.span() for w in _WAY.finditer(rest)]
     said = [x.span for x in now.links.materials if x.exact] if re.match(r"\s*是", rest) else []
-    spans = said + [q.span for q in now.slots.quantities] + [w.span() for w in ways]
+    spans = said + [q.span for q in now.slots.quantities] + ways
     left = "".join(c for i, c in enumerate(rest) if not any(a <= i < b for a, b in spans))
     if not spans or (said and ways) or re.sub(words.RESTATED_FILLER, "", left, flags=re.I).strip():
         return None
