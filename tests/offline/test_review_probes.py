@@ -1,11 +1,11 @@
-"""What a hostile review of the told/supposed and correction work found wrong, kept as cases: a
-question after a booking is never a correction of it (不对，细砂糖放在哪 after 出库无盐黄油5公斤; above
-all never a purchase request, which is submitted without confirmation), while a message that is only a
-replacement (不好意思，是12箱) still corrects the turn before; 不好意思 mid-message is no correction unless
-是, an amount or a direction follows; an explicit order (帮我出库, please book it out) is booked even when
-what is left is asked too; a price said to have changed (价格改了, 价格改天) is no order to tamper; 调过仓
-said of the past beside 出库 is no transfer; "make it" before a day or a count of deliveries corrects
-nothing. The cases are review_probes.jsonl beside this file, each with the earlier turn it follows."""
+"""What a hostile review of a change to the told/supposed and correction readings found wrong, kept
+as cases for the next attempt (the change itself was taken back). A question after a booking is never
+a correction of it (不对，细砂糖放在哪 after 出库无盐黄油5公斤), above all never a purchase request, which
+is submitted without confirmation; 不好意思 mid-message is no correction unless 是, an amount or a
+direction follows; an explicit order (帮我出库, please book it out) is booked even when what is left is
+asked too; a price said to have changed (价格改了, 价格改天) is no order to tamper; 调过仓 said of the
+past beside 出库 is no transfer; "make it" before a day or a count of deliveries corrects nothing. The
+cases are review_probes.jsonl beside this file, each with the earlier turn it follows."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ import pytest
 
 from tests.support.probes import WRITES, cases, judged
 
-# Still missed (work left): 单价调到6块了 said as news beside 下单 is no tamper any more, but the order is
-# read as a booking the purchaser may not make (as on main).
-MISSED = {"RV44"}
+# Still missed (work left): a message that is only a correction of the turn before (不好意思，是12箱;
+# 抱歉，是出库; 不是炼乳，是淡奶油) is not read as one; a stock said wrong with a figure to set (库存不对，
+# 改成8公斤) is not refused as an order to set the stock by hand; 单价调到6块了 beside 下单 is read as a
+# booking the purchaser may not make.
+MISSED = {"RV15", "RV16", "RV17", "RV43", "RV44"}
 
 
 @pytest.mark.parametrize("case", cases(__file__, "review_probes.jsonl", MISSED))

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from decimal import Decimal
-from itertools import pairwise
 
 from inventory_ai.assistant.providers.offline import slots as slot
 from inventory_ai.assistant.providers.offline import words
@@ -122,30 +121,21 @@ def said(r: Reading, mention: Mention | None) -> Amount | None:
 
 
 _CORRECTED = re.compile(words.CORRECTED, re.I)  # 说错了, 更正, "no wait", "I mean" (offline_words.json)
-_ASKS = re.compile(words.ASKS_SPLIT, re.I)  # where one ask of a message ends (asks.parts)
 _WAY = re.compile(f"{words.IN}|{words.OUT}", re.I)
 
 
 def corrected(text: str, reading) -> str | None:
-    """A booking corrected as it is said ("出库红糖2袋，啊说错了，是黑糖，2箱", "4 boxes - no wait, 3 boxes",
-    "入库全脂牛奶6升，改成8升"): in each ask (a part that starts with the marker is the ask before it), the
-    words before the correction with the material, amount or direction it names in their place (`reading`
-    reads a part); an ask as typed if it names none; None when a correction is no plain replacement
-    (several, negated, a remark on stock or records, an addition): to be asked about, never guessed."""
-    if re.search(words.TAMPER, text, re.I):
-        return text  # "把库存从30公斤更正为0": an order to tamper stays whole, to be refused
-    joints = {m.start() for m in _ASKS.finditer(text) if not _CORRECTED.match(text, m.start())} - {0}
-    each = [_corrected_ask(text[a:b], reading) for a, b in pairwise([0, *sorted(joints), len(text)])]
-    return None if None in each else "".join(each)
-
-
-def _corrected_ask(text: str, reading) -> str | None:
+    """A booking corrected as it is said ("出库红糖2袋，啊说错了，是黑糖，2箱", "4 boxes - no wait, 3
+    boxes", "60公斤入库 呃不对 是出库"): the words before the correction, with the material, amount or
+    direction it names in their place (`reading` reads a part); the text as typed if it names none;
+    None when a correction is said but is no plain replacement (several, negated, a remark on stock
+    or records, an addition): to be asked about, never guessed."""
     marks = [m for m in _CORRECTED.finditer(text) if m.start() > 0]
     marks = [
         m for i, m in enumerate(marks) if i + 1 == len(marks) or marks[i + 1].start() > m.end()
     ]  # "sorry I mean"
-    if not marks:
-        return text
+    if not marks or re.search(words.TAMPER, text, re.I):
+        return text  # "把库存从30公斤更正为0": an order to tamper stays whole, to be refused
     before, after = text[: marks[-1].start()], text[marks[-1].end() :]
     (was, now), named = (reading(before), reading(after)), _WAY.search(after)
     said, old, way = [m for m in now.links.materials if m.exact], primary(was.links), _WAY.search(before)
@@ -168,19 +158,7 @@ def _corrected_ask(text: str, reading) -> str | None:
     return before if edits else text  # "蛋白液不是20桶，是30桶": the marker held the old amount
 
 
-def restated(text: str, before: str, reading) -> str | None:
-    """The booking said just before, corrected by a message that is only a replacement (不好意思，是12箱;
-    不是炼乳，是淡奶油; "sorry, 12 boxes"); None if it says or asks anything else (不对，细砂糖放在哪)."""
-    rest = next((said[m.end() :] for said in (f"，{text}", text) if (m := _CORRECTED.match(said))), "")
-    now, ways = reading(rest), [w.span() for w in _WAY.finditer(rest)]
-    said = [x.span for x in now.links.materials if x.exact] if re.match(r"\s*是", rest) else []
-    spans = said + [q.span for q in now.slots.quantities] + ways
-    left = "".join(c for i, c in enumerate(rest) if not any(a <= i < b for a, b in spans))
-    if not spans or (said and ways) or re.sub(words.RESTATED_FILLER, "", left, flags=re.I).strip():
-        return None
-    return None if (fixed := corrected(f"{before}，{text}", reading)) == f"{before}，{text}" else fixed
-
-
+# 不是, 还剩, 记录, 再加, "also" (offline_words.json)
 _NOT_A_REPLACEMENT = re.compile(words.NOT_A_REPLACEMENT, re.I)
 
 

@@ -225,8 +225,7 @@ def period(text: str, today: date) -> Period | None:
         since, until = {
             "week7": (today - 6 * day, today), "month30": (today - 29 * day, today), "today": (today, today),
             "yesterday": (today - day, today - day), "day_before": (today - 2 * day, today - 2 * day),
-            "three_days_ago": (today - 3 * day, today - 3 * day), "since_yesterday": (today - day, today),
-            "this_week": (monday, today),
+            "three_days_ago": (today - 3 * day, today - 3 * day), "this_week": (monday, today),
             "last_week": (monday - 7 * day, monday - day), "week_before_last": (monday - 14 * day, monday - 8 * day),
             "this_month": (first, today), "last_month": ((first - day).replace(day=1), first - day),
             "month_before_last": (_months_before(first, 2), _months_before(first, 1) - day),
@@ -311,8 +310,8 @@ def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
     if m := _ISO.search(text) or _CN_DATE.search(text):  # 2026-12-05, 12月5日
         year, month, day = int(m.group(1) or today.year), int(m.group(2)), int(m.group(3))
         return (found, m.span()) if (found := _not_past(year, month, day, today, bool(m.group(1)))) else None
-    if m := re.search(r"(下{0,2})(?:周|星期|礼拜)([一二三四五六日天])", text):  # 下下周三: 7 days more
-        found = today + timedelta(days=_WEEKDAYS[m.group(2)] - today.weekday() + 7 * len(m.group(1)))
+    if m := re.search(r"(下)?(?:周|星期|礼拜)([一二三四五六日天])", text):
+        found = today + timedelta(days=_WEEKDAYS[m.group(2)] - today.weekday() + (7 if m.group(1) else 0))
         return (found if found > today else found + timedelta(days=7)), m.span()
     if m := re.search(r"\b(next\s+|by\s+|before\s+)?(" + "|".join(_EN_WEEKDAYS) + r")\b", text, re.I):
         weekday = _EN_WEEKDAYS.index(m.group(2).lower())

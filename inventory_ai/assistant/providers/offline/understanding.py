@@ -41,9 +41,6 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     """The plan for a message: its asks (asks.py) each read as a request of its own; `earlier` are
     the conversation's recent user turns, for a follow-up that leans on them."""
     meant = amounts.corrected(text, lambda part: read(part, ctx))
-    if earlier and (fixed := amounts.restated(text, earlier[-1], lambda part: read(part, ctx))):
-        last = earlier[-1]  # a purchase request is submitted unconfirmed: never one made from a correction
-        meant = meant if labels.label_of(last, read(last, ctx), ctx) == "purchase" else fixed
     zh = (ctx.language or language_of(text)) == "zh"
     whole = asks.message(
         meant or text,
