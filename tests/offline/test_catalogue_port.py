@@ -83,3 +83,10 @@ def test_a_name_taken_away_in_bulk_is_forgotten_at_once(session):
     session.query(CatalogAlias).filter(CatalogAlias.alias == "牛油块").delete()
     session.commit()
     assert "牛油块" not in CatalogueView(session).directory.aliases
+
+
+def test_a_name_said_in_pinyin_is_found_by_its_whole_sound_and_a_syllable_finds_none(session):
+    # "an" and "fen" are syllables of many names but the whole sound of none of three characters or
+    # more: they are checked against no name's pinyin; the whole sound finds its one name.
+    view = CatalogueView(session)
+    assert view.sounding(["gaojinmianfen", "an", "fen"]) == {"gaojinmianfen": "高筋面粉"}
