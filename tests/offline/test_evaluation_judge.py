@@ -1,6 +1,6 @@
 """The evaluation judge (tests/support/evaluation.py) on the fields the fresh outside sets use: dates
 given as `since`/`until`/`needed_by`, earlier turns of the same conversation (`context`) and a
-second call that must come later (`also`)."""
+second call that must come later (`also`), and a write nobody asked for."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from tests.support.evaluation import check_also, check_arguments, evaluate
+from tests.support.evaluation import check_also, check_arguments, evaluate, unasked_write
 
 TODAY = date(2026, 11, 27)
 
@@ -47,6 +47,19 @@ def test_a_second_call_must_come_later_with_its_arguments():
     assert "outbound" in check_also(None, also, later, TODAY)
     later.append({"name": "record_stock_movement", "arguments": {"movement_type": "outbound"}})
     assert check_also(None, also, later, TODAY) == ""
+
+
+def test_a_write_the_case_does_not_ask_for_fails_it_wherever_it_comes():
+    read = {"id": "W1", "tool": "get_material_detail", "args": {"material": "M001"}}
+    looked = [{"name": "get_material_detail", "arguments": {"material": "M001"}}]
+    assert unasked_write(read, looked) == ""
+    booked = looked + [{"name": "record_stock_movement", "arguments": {"quantity": 75}}]
+    assert "record_stock_movement" in unasked_write(read, booked)
+    filed = looked + [{"name": "create_purchase_request", "arguments": {"quantity": 750}}]
+    assert "create_purchase_request" in unasked_write(read, filed)
+    two_asks = dict(read, also={"tool": "record_stock_movement", "args": {}})
+    assert unasked_write(two_asks, booked) == ""
+    assert "create_purchase_request" in unasked_write(two_asks, filed)
 
 
 def test_earlier_turns_of_the_conversation_are_run_first_and_the_last_judged(app, session):

@@ -4,7 +4,8 @@ judged by meaning, not spelling?
 Each case (tests/evaluation/*.jsonl) is a request as someone typed it, their role, and what a careful
 person would do: the first tool and its key arguments, or no tool with an outcome (clarify,
 role_refused, off_topic, refused), and optionally a tool that formats the rows (`then`) or a second
-call that must come later with its own arguments (`also`: {"tool", "args"}). `context` lists what the
+call that must come later with its own arguments (`also`: {"tool", "args"}); a write the case does not
+name (a booking, a purchase request, a taught intent) fails it wherever it comes. `context` lists what the
 same user typed before in the same conversation: each runs through the loop first, in one
 conversation, and `text` is judged. An answer is produced by the real loop (manager.run with the
 offline provider, the role's real toolbox, the seeded database). Arguments are compared by what they
@@ -276,6 +277,8 @@ def evaluate(session, cases: list[dict], today: date | None = None) -> list[Resu
                 why = f"never called {case['then']}" if rows else ""  # nothing to put in a report
         if not why and case["tool"] is not None and case.get("also"):
             why = check_also(session, case["also"], calls[1:], today)
+        if not why:
+            why = unasked_write(case, calls)
         results.append(Result(case, got, not why, why, calls, reply))
         session.rollback()
     return results
@@ -300,6 +303,17 @@ def _decline_waiting(session, user, message_id: str) -> None:
     )
     for _event in manager().resume(session, decision):
         pass
+
+
+WRITES = ("record_stock_movement", "create_purchase_request", "create_new_intent")
+
+
+def unasked_write(case: dict, calls: list[dict]) -> str:
+    """A write the case does not ask for fails it, wherever it comes in the answer: a booking
+    proposed or a purchase request filed after the right first call is still a write nobody meant."""
+    asked = {case["tool"], (case.get("also") or {}).get("tool")}
+    unasked = [c["name"] for c in calls if c["name"] in WRITES and c["name"] not in asked]
+    return f"also called {unasked[0]}, which the request does not ask for" if unasked else ""
 
 
 def check_also(session, also: dict, later: list[dict], today: date) -> str:
