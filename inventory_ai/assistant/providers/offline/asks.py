@@ -26,6 +26,8 @@ _SUPPOSED = re.compile(words.SUPPOSED_OR_TOLD, re.I)  # "要是领2袋", "入了
 _BOOKS = re.compile(words.BOOKS_OR_BUYS, re.I)  # a block that books or buys
 _IF_DONE = re.compile(words.ASKS_IF_DONE, re.I)  # "这个入库做了吗": the booking looked up, never proposed
 _WHAT_IF = re.compile(words.WHAT_IF, re.I)  # "我要是出库3袋 还剩多少？": the material looked up
+_BUYING_ASKED = re.compile(words.BUYING_ASKED, re.I)  # "采购20袋大概多少钱": looked up, nothing filed
+_BUYS = re.compile(f"{words.BUY}|{words.ORDER_VERB}|{words.PURCHASE_REQUEST}", re.I)
 # A reorder point asked to be changed: an admin's, in the material's settings; said so plainly.
 sets_reorder_point = re.compile(words.SETS_REORDER_POINT, re.I).search
 _A_READ = f"{words.QUESTION}|{words.SEARCH}|{words.CHECKING}"  # a part that asks to be shown something
@@ -175,6 +177,8 @@ def screened(text: str, whole: Plan, one: Reads, named: Names, refused, zh: bool
             return kept if kept and kept.tool not in WRITES else Plan(reply=replies.said(zh, said))
     if whole.tool in WRITES and (_IF_DONE.search(text) or _WHAT_IF.search(text)):
         return looked_up(whole, text)
+    if whole.tool == "create_purchase_request" and buying_asked(text):
+        return looked_up(whole, text)  # filed without a confirmation: only when ordered
     if not whole.tool and re.search(words.OFF_TOPIC_SUBJECTS, text, re.I):
         return Plan(reply=replies.said(zh, "out_of_scope"))  # "电脑连不上打印机": asks the warehouse nothing
     if whole.reply in (replies.said(True, "refusal"), replies.said(False, "refusal")):
@@ -182,6 +186,15 @@ def screened(text: str, whole: Plan, one: Reads, named: Names, refused, zh: bool
     if _ASIDE.search(text) and whole.tool != "create_new_intent":  # "skip the approval…"; teaching is none
         return without_injection(text, lambda p: refused(p) or bool(_ASIDE.search(p)), one, zh, named)
     return None
+
+
+def buying_asked(text: str) -> bool:
+    """A purchase asked about (its price, whether to, what it would do), not ordered: every ask of the
+    message that buys asks about it ("杏仁粉多少钱一公斤？帮我下单2箱" still orders the 2 cases)."""
+    asked = parts(text) or [text]
+    return bool(_BUYING_ASKED.search(text)) and not any(
+        _BUYS.search(p) and not _BUYING_ASKED.search(p) for p in asked
+    )
 
 
 def looked_up(write: Plan, text: str) -> Plan:
