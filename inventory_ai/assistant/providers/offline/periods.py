@@ -23,9 +23,7 @@ class Period:
 _N = rf"({NUMBER})"
 _PERIODS = [(p.replace("{N}", _N), kind) for p, kind in words.PERIODS]  # offline_words.json
 _PERIOD_RES = [(re.compile(p, re.I), kind) for p, kind in _PERIODS]
-
-
-_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+_MONTHS = words.CALENDAR["months"]  # "jan"…: a month's name by its first three letters
 
 
 def _month(name: str | None) -> int | None:
@@ -238,8 +236,7 @@ def period(text: str, today: date) -> Period | None:
 
 _ISO = re.compile(r"(?<!\d)(20\d\d)[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
 _CN_DATE = re.compile(r"(?:(20\d\d)年)?(\d{1,2})月(\d{1,2})[日号]")
-_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
-_EN_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_WEEKDAYS, _EN_WEEKDAYS = words.CALENDAR["weekdays_zh"], words.CALENDAR["weekdays_en"]  # Monday first
 
 
 def _month_edge(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
@@ -310,7 +307,7 @@ def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
     if m := _ISO.search(text) or _CN_DATE.search(text):  # 2026-12-05, 12月5日
         year, month, day = int(m.group(1) or today.year), int(m.group(2)), int(m.group(3))
         return (found, m.span()) if (found := _not_past(year, month, day, today, bool(m.group(1)))) else None
-    if m := re.search(r"(下)?(?:周|星期|礼拜)([一二三四五六日天])", text):
+    if m := re.search(rf"(下)?(?:周|星期|礼拜)([{''.join(_WEEKDAYS)}])", text):
         found = today + timedelta(days=_WEEKDAYS[m.group(2)] - today.weekday() + (7 if m.group(1) else 0))
         return (found if found > today else found + timedelta(days=7)), m.span()
     if m := re.search(r"\b(next\s+|by\s+|before\s+)?(" + "|".join(_EN_WEEKDAYS) + r")\b", text, re.I):
