@@ -46,3 +46,12 @@ def test_a_missing_list_is_refused(tmp_path):
     path.write_text(json.dumps(data, ensure_ascii=False))
     with pytest.raises(words.WordsError, match="missing IN"):
         words.load(path)
+
+
+def test_the_calendar_and_the_marks_once_in_code_are_data():
+    loaded = words.load()
+    calendar = loaded["CALENDAR"]
+    assert len(calendar["months"]) == 12 and calendar["months"][10] == "nov"
+    assert calendar["weekdays_en"][0] == "monday" and calendar["weekdays_zh"]["天"] == 6
+    assert {"栋", "座"} <= loaded["BUILDING_MARK"] and "线" in loaded["LINES_COUNTED"]
+    assert "枚" in loaded["PIECE_COUNTED"] and re.fullmatch(loaded["BETWEEN_NAME_PARTS"], "那个")

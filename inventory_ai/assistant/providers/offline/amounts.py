@@ -56,7 +56,7 @@ def packs_by_spec(r: Reading) -> Reading:
     for i, q in enumerate(quantities):
         after = r.text[q.span[1] : q.span[1] + 1]
         near = abs(q.span[0] - mention.span[1]) <= 8 or abs(mention.span[0] - q.span[1]) <= 8
-        if r.text[q.span[1] + 1 : q.span[1] + 2] in ("线", "路") or not near:
+        if r.text[q.span[1] + 1 : q.span[1] + 2] in words.LINES_COUNTED or not near:
             continue  # 2条线: two lines
         if (
             bare(q)
@@ -204,7 +204,8 @@ def one_amount(q: slot.Quantity, mention: Mention | None) -> Amount | None:
         # the word the spec counts in (5片 of 1kg×10片/箱), or a piece of what the spec weighs by the
         # piece (12个 of eggs at 约60g/枚); never 两百个 cakes of a 25kg/桶 honey
         and (
-            q.word in (mention.best.spec or "") or bool(re.search(r"/\s*[枚个只粒]", mention.best.spec or ""))
+            q.word in (mention.best.spec or "")
+            or bool(re.search(rf"/\s*[{''.join(words.PIECE_COUNTED)}]", mention.best.spec or ""))
         )
     )
     if sheets and (size := pack_size(mention.best.spec, q.word)):

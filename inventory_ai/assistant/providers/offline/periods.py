@@ -23,17 +23,15 @@ class Period:
 _N = rf"({NUMBER})"
 _PERIODS = [(p.replace("{N}", _N), kind) for p, kind in words.PERIODS]  # offline_words.json
 _PERIOD_RES = [(re.compile(p, re.I), kind) for p, kind in _PERIODS]
-
-
-_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+_MONTHS = words.CALENDAR["months"]  # "jan"…: a month's name by its first three letters
 
 
 def _month(name: str | None) -> int | None:
     return _MONTHS.index(name.lower()[:3]) + 1 if name else None
 
 
-def _day(text: str) -> int:
-    return int(re.search(r"\d+", text).group(0))
+def _day(text: str) -> int:  # "5th", 5, 五 (十月五号)
+    return int(m.group(0)) if (m := re.search(r"\d+", text)) else int(number(text))
 
 
 def _date_range(text: str, today: date) -> Period | None:
@@ -118,8 +116,9 @@ _MONTH_PERIOD, _OPEN, _TO_MONTH = (_filled(words.DATES[k]) for k in ("month", "o
 _QUARTER, _SINCE_WEEKDAY, _WEEK_DAYS, _TEN_DAYS = (
     _filled(words.DATES[k]) for k in ("quarter", "since_weekday", "week_days", "ten_days")
 )
-_EN_DATE, _MONTH_END, _SLASH_DATE, _DAY_NEEDED, _DAYS_AHEAD, _WITHIN = (
-    _filled(words.DATES[f"due_{k}"]) for k in ("en", "month_edge", "slash", "day", "days_ahead", "within")
+_EN_DATE, _MONTH_END, _SLASH_DATE, _DAY_NEEDED, _DAYS_AHEAD, _WITHIN, _ISO, _CN_DATE = (
+    _filled(words.DATES[f"due_{k}"])
+    for k in ("en", "month_edge", "slash", "day", "days_ahead", "within", "iso", "cn")
 )
 
 
@@ -164,7 +163,8 @@ def _open_period(text: str, today: date) -> Period | None:
         since = since.replace(day=day)
     except ValueError:
         return None
-    return Period(since, today - timedelta(days=1) if m.group("yday") else today, m.span())  # 从3号到昨天
+    until = today - timedelta(days=1) if m.group("yday") or m.group("eyday") else today  # 从3号到昨天
+    return Period(since, until, m.span())
 
 
 def _quarter(text: str, today: date) -> Period | None:
@@ -236,10 +236,7 @@ def period(text: str, today: date) -> Period | None:
     return None
 
 
-_ISO = re.compile(r"(?<!\d)(20\d\d)[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
-_CN_DATE = re.compile(r"(?:(20\d\d)年)?(\d{1,2})月(\d{1,2})[日号]")
-_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
-_EN_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_WEEKDAYS, _EN_WEEKDAYS = words.CALENDAR["weekdays_zh"], words.CALENDAR["weekdays_en"]  # Monday first
 
 
 def _month_edge(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
@@ -308,10 +305,10 @@ def due_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
     if found := _month_edge(text, today) or _near_day(text, today):
         return found
     if m := _ISO.search(text) or _CN_DATE.search(text):  # 2026-12-05, 12月5日
-        year, month, day = int(m.group(1) or today.year), int(m.group(2)), int(m.group(3))
+        year, month, day = int(m.group(1) or today.year), _number(m.group(2)), _number(m.group(3))
         return (found, m.span()) if (found := _not_past(year, month, day, today, bool(m.group(1)))) else None
-    if m := re.search(r"(下)?(?:周|星期|礼拜)([一二三四五六日天])", text):
-        found = today + timedelta(days=_WEEKDAYS[m.group(2)] - today.weekday() + (7 if m.group(1) else 0))
+    if m := re.search(rf"(下{{0,2}})(?:周|星期|礼拜)([{''.join(_WEEKDAYS)}])", text):  # 下周三, 下下周三
+        found = today + timedelta(days=_WEEKDAYS[m.group(2)] - today.weekday() + 7 * len(m.group(1)))
         return (found if found > today else found + timedelta(days=7)), m.span()
     if m := re.search(r"\b(next\s+|by\s+|before\s+)?(" + "|".join(_EN_WEEKDAYS) + r")\b", text, re.I):
         weekday = _EN_WEEKDAYS.index(m.group(2).lower())

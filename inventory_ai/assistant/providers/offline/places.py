@@ -51,7 +51,9 @@ class PlaceFinder:
                         "DASHED": item.code.lower().replace("wh", "wh-"), "FIRST": item.name_en.lower().split()[0]}  # fmt: skip
                 names += _called(kind, said)
                 # Where it stands: "A栋一楼 Building A" is also called A栋, A座, building A.
-                for b in re.findall(r"([A-Za-z])\s*[栋座幢号楼]", item.location or "")[:1]:
+                for b in re.findall(rf"([A-Za-z])\s*[{''.join(words.BUILDING_MARK)}]", item.location or "")[
+                    :1
+                ]:
                     names += (buildings := _called("building", {"B": b.lower()}))
                     buildings_said.update(buildings)
             if kind == "category":

@@ -147,7 +147,7 @@ def _one_name_in_two_parts(text: str, materials: list[Mention]) -> list[Mention]
             and before.exact
             and not before.named
             and re.fullmatch(
-                r"\s*(?:那个|这个|那种|这种|的|里的)?\s*", text[before.span[1] : mention.span[0]]
+                rf"\s*(?:{words.BETWEEN_NAME_PARTS})?\s*", text[before.span[1] : mention.span[0]]
             )
             and before.text in before.best.name_zh
             and mention.text in before.best.name_zh
