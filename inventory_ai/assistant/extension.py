@@ -124,7 +124,8 @@ def provider_factory(config: Config, registry: ToolRegistry):
     qwen: dict[str, ChatProvider] = {}
     if any(n != "offline" for n in names):
         from inventory_ai.assistant.providers.breaker import shared_breaker
-        from inventory_ai.assistant.providers.dashscope import DashScopeProvider, model_http_session
+        from inventory_ai.assistant.providers.dashscope import DashScopeProvider
+        from inventory_ai.assistant.providers.model_http import model_http_session
 
         http = model_http_session()
         for name in (n for n in names if n != "offline"):

@@ -16,7 +16,8 @@ import redis
 from inventory_ai import create_app
 from inventory_ai.assistant.providers.base import ModelUnavailable, ProviderError
 from inventory_ai.assistant.providers.breaker import ModelBreaker, TrialGate, shared_breaker
-from inventory_ai.assistant.providers.dashscope import DashScopeProvider, model_http_session
+from inventory_ai.assistant.providers.dashscope import DashScopeProvider
+from inventory_ai.assistant.providers.model_http import model_http_session
 from inventory_ai.assistant.types import (
     Message,
     ModelReply,
@@ -354,8 +355,6 @@ def test_an_open_breaker_is_a_503_with_retry_after_and_the_message_is_kept(dashs
 def test_the_model_session_reads_the_environment_once_per_host(monkeypatch):
     """Proxies and the CA bundle from the environment still apply, read once rather than per call
     (a scan of every variable each time was most of a millisecond a model call)."""
-    from inventory_ai.assistant.providers.dashscope import model_http_session
-
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.plant.example:3128")
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)

@@ -10,7 +10,7 @@ Facts this relies on (read in the SDK source, dashscope 1.27.x):
   `base_address` on every call.
 - Without `session=` the SDK shares one requests.Session whose pool keeps 10 connections; more
   concurrent calls open and drop a connection (a TLS handshake) each time. `model_http_session`
-  keeps as many as the process has threads.
+  (model_http.py) keeps as many as the process has threads.
 
 Faults: the SDK retries nothing on HTTP status, so attempts that fail with 429, 5xx or a
 connection error are retried here with exponential backoff and jitter (tenacity), but only before
@@ -19,14 +19,11 @@ the first chunk reaches the user. A circuit breaker (breaker.py) stands in front
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 import requests
 from dashscope import Generation
-from requests.adapters import HTTPAdapter
 from tenacity import (
     Retrying,
     retry_if_exception,
@@ -79,45 +76,6 @@ def classify(status: int | None, code: str | None, message: str | None) -> Model
     )
     text = scrub(str(message or code))[:300]
     return ModelCallFailed(f"DashScope {status or '-'} {code}: {text}", code, status, retryable)
-
-
-POOL_CONNECTIONS = 64  # kept open for reuse, per process; at gunicorn's 64 threads no call waits
-
-
-class _ModelHttpSession(requests.Session):
-    """requests looks at the environment (proxies, no_proxy, the CA bundle) on every call: a scan
-    of every variable, most of a millisecond a model call. Here it is looked at once per host and
-    the answer kept: the same settings, read when the first call to that host is made."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._environment: dict[str, dict] = {}
-        self._environment_lock = threading.Lock()
-
-    def merge_environment_settings(self, url, proxies, stream, verify, cert):
-        if proxies or verify not in (True, None) or cert is not None:  # a call's own: as requests does
-            return super().merge_environment_settings(url, proxies, stream, verify, cert)
-        host = urlsplit(url)[:2]
-        with self._environment_lock:
-            found = self._environment.get(host)
-            if found is None:
-                found = self._environment[host] = super().merge_environment_settings(
-                    url, {}, None, verify, None
-                )
-        return {
-            **found,
-            "proxies": dict(found["proxies"]),
-            "stream": stream if stream is not None else self.stream,
-        }
-
-
-def model_http_session(pool_size: int = POOL_CONNECTIONS) -> requests.Session:
-    """One per process: keep-alive connections to DashScope, reused by every call."""
-    session = _ModelHttpSession()
-    adapter = HTTPAdapter(pool_connections=1, pool_maxsize=pool_size)
-    session.mount("https://", adapter)
-    session.mount("http://", adapter)
-    return session
 
 
 class _ToolCallAssembler:
