@@ -142,6 +142,8 @@ def corrected(text: str, reading) -> str | None:
     said, old, way = [m for m in now.links.materials if m.exact], primary(was.links), _WAY.search(before)
     amounts = now.slots.quantities
     soft = (m := _SOFT.match(text, marks[-1].start())) and m.end() == marks[-1].end()
+    if soft and (said or amounts or named) and re.search(r"[?？吗呢]\s*$", after):
+        return None  # "出库高筋面粉2袋，哦是3袋吗": asked, not said
     if not (said or amounts or named) or (soft and not _only_replacement(after, now)):
         return text  # "应该是够用", "抱歉，1箱是破的" put nothing in place of anything
     starts = [m.span[0] for m in said] + [q.span[0] for q in amounts] + [named.start() if named else 99]
