@@ -338,6 +338,8 @@ def _one_material_and_amount(
 def _purchase(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if each := _each(tool, r, ctx):
         return each
+    if re.search(words.QUOTE_TOLD, r.typed, re.I):
+        return Plan(reply=replies.said(r.zh, "quote_told"))  # "…380元，要20箱起订": terms, not an order
     found = _one_material_and_amount(r, "which_to_buy", "how_much_to_buy", ctx)
     if isinstance(found, Plan):
         return found
