@@ -13,11 +13,8 @@ import pytest
 
 from tests.support.probes import WRITES, cases, judged
 
-# Still missed (work left): a message that is only a correction of the turn before (不好意思，是12箱;
-# 抱歉，是出库; 不是炼乳，是淡奶油) is not read as one; a stock said wrong with a figure to set (库存不对，
-# 改成8公斤) is not refused as an order to set the stock by hand; 单价调到6块了 beside 下单 is read as a
-# booking the purchaser may not make.
-MISSED = {"RV15", "RV16", "RV17", "RV43", "RV44"}
+# Still missed (work left): 单价调到6块了 beside 下单 is read as a booking the purchaser may not make.
+MISSED = {"RV44"}
 
 
 @pytest.mark.parametrize("case", cases(__file__, "review_probes.jsonl", MISSED))

@@ -120,7 +120,8 @@ def said(r: Reading, mention: Mention | None) -> Amount | None:
     return total, unit
 
 
-_CORRECTED = re.compile(words.CORRECTED, re.I)  # 说错了, 更正, "no wait", "I mean" (offline_words.json)
+_CORRECTED = re.compile(f"{words.CORRECTED}|{words.CORRECTED_SOFT}", re.I)  # 说错了, "no wait", 不好意思，是
+_SOFT, _FILLER = re.compile(words.CORRECTED_SOFT, re.I), re.compile(words.RESTATED_FILLER, re.I)
 _WAY = re.compile(f"{words.IN}|{words.OUT}", re.I)
 
 
@@ -134,18 +135,18 @@ def corrected(text: str, reading) -> str | None:
     marks = [
         m for i, m in enumerate(marks) if i + 1 == len(marks) or marks[i + 1].start() > m.end()
     ]  # "sorry I mean"
-    if not marks or re.search(words.TAMPER, text, re.I):
+    if not marks or re.search(f"{words.TAMPER}|{words.STOCK_SET}", text, re.I):
         return text  # "把库存从30公斤更正为0": an order to tamper stays whole, to be refused
     before, after = text[: marks[-1].start()], text[marks[-1].end() :]
     (was, now), named = (reading(before), reading(after)), _WAY.search(after)
     said, old, way = [m for m in now.links.materials if m.exact], primary(was.links), _WAY.search(before)
-    if not (said or now.slots.quantities or named):
-        return text  # "应该是够用" names nothing to put in place of anything
-    starts = (
-        [m.span[0] for m in said]
-        + [q.span[0] for q in now.slots.quantities]
-        + [named.start() if named else 99]
-    )
+    amounts = now.slots.quantities
+    soft = (m := _SOFT.match(text, marks[-1].start())) and m.end() == marks[-1].end()
+    if soft and (said or amounts or named) and re.search(r"[?？吗呢]\s*$", after):
+        return None  # "出库高筋面粉2袋，哦是3袋吗": asked, not said
+    if not (said or amounts or named) or (soft and not _only_replacement(after, now)):
+        return text  # "应该是够用", "抱歉，1箱是破的" put nothing in place of anything
+    starts = [m.span[0] for m in said] + [q.span[0] for q in amounts] + [named.start() if named else 99]
     if len(marks) > 1 or _NOT_A_REPLACEMENT.search(after) or len(after[: min(starts)].strip(" ，,：:")) > 3:
         return None  # "不是10箱，是10盒，不对，是12盒", "更正：10公斤不是10箱", "还剩5公斤", "再加8公斤"
     edits = [(old.span, said[-1].text)] if said and old else []
@@ -158,6 +159,34 @@ def corrected(text: str, reading) -> str | None:
     return before if edits else text  # "蛋白液不是20桶，是30桶": the marker held the old amount
 
 
+def soft_correction_said(text: str) -> bool:
+    """Whether a weaker correction (CORRECTED_SOFT: 不好意思，30袋…) is said after the message's start."""
+    return any(m.start() > 0 for m in _SOFT.finditer(text))
+
+
+def _only_replacement(after: str, now: Reading, whole: bool = False) -> bool:
+    """Whether the words after a correction are nothing but what replaces (是 and a material, an
+    amount, a direction; RESTATED_FILLER aside) in their first clause, or (`whole`) in all."""
+    spans = [m.span for m in now.links.materials if m.exact] + [w.span() for w in _WAY.finditer(after)]
+    spans += [s for q in now.slots.quantities for s in (q.span, *q.more_spans)]
+    left = slot.blank(after, spans).strip(" ，,：:")
+    left = left if whole else re.split(r"[，,。；;！!？?]", left, maxsplit=1)[0]
+    return bool(spans) and not _FILLER.sub("", left).strip()
+
+
+def restated(text: str, before: str, reading) -> str | None:
+    """The booking said just before (`before`) corrected by a message that is nothing but a
+    correction ("不好意思，是12箱", "抱歉，是出库", "不是炼乳，是淡奶油", "sorry, 12 boxes"); None when the
+    message says or asks anything else (不对，细砂糖放在哪; 不好意思，是12箱吗; 抱歉，1箱是破的)."""
+    rest = next((said[m.end() :] for said in (f"，{text}", text) if (m := _CORRECTED.match(said))), None)
+    if rest is None or not _only_replacement(rest, now := reading(rest), whole=True):
+        return None
+    if now.links.materials and (not re.match(r"\s*是", rest) or _WAY.search(rest)):
+        return None  # a material only after 是 ("是淡奶油"), and never with a direction
+    fixed = corrected(f"{before}，{text}", reading)
+    return None if fixed in (None, f"{before}，{text}") else fixed
+
+
 # 不是, 还剩, 记录, 再加, "also" (offline_words.json)
 _NOT_A_REPLACEMENT = re.compile(words.NOT_A_REPLACEMENT, re.I)
 
@@ -166,12 +195,9 @@ def each_booked(r: Reading) -> list[str] | None:
     """Two materials in one booking, each with its amount ("出库无盐黄油5公斤和高筋面粉10公斤"): the request
     for each, the other's name and amount (in the order said) blanked. None: one booking."""
     named, said = sorted(r.links.materials, key=lambda m: m.span), r.slots.quantities
-    if (
-        len(named) != 2
-        or len(said) != 2
-        or named[0].best.code == named[1].best.code
-        or not all(m.exact for m in named)
-    ):
+    if len(named) != 2 or len(said) != 2 or named[0].best.code == named[1].best.code:
+        return None
+    if not all(m.exact for m in named):
         return None
     if not all(
         _fits(one_amount(q, m)[1] if one_amount(q, m) else None, m) for q, m in zip(said, named, strict=True)
@@ -212,6 +238,8 @@ def one_amount(q: slot.Quantity, mention: Mention | None) -> Amount | None:
         # 5片 of butter sheet (1kg×10片/箱): the spec's sheets, not pieces of something counted
         return q.amount * size[0], size[1]
     if q.packs is not None and mention is not None:
+        if q.more_spans and not q.pack.isascii() and q.pack not in (mention.best.spec or ""):
+            return None  # "20袋，每袋130块" of a 25kg/袋 flour: 130 is no count of blocks (a price?)
         size = pack_size(mention.best.spec, q.pack)
         if size is None:
             return None
@@ -236,6 +264,18 @@ def counted(r: Reading, mention: Mention) -> Amount | None:
     if bare(count) and books.packs is not None and count.amount <= 2 * books.packs:
         count = replace(count, packs=count.amount, pack=books.pack)
     return one_amount(count, mention)
+
+
+def not_a_level(r: Reading, kind: str) -> str | None:
+    """What to ask instead of booking: a stock figure set by hand, no count said ("把无盐黄油库存改成0"):
+    'stock_set_by_hand'; an adjustment said only as a difference ("盘点少了2公斤"): 'count_not_said';
+    goods said broken beside the amount ("入库炼乳10箱，1箱是破的"): 'damaged_beside'. None: book."""
+    text, more, counted = r.text, len(r.slots.quantities) > 1, re.search(words.COUNT_SAID, r.text, re.I)
+    if re.search(words.STOCK_SET, text, re.I) and not counted:
+        return "stock_set_by_hand"
+    if kind == "adjustment" and not (more or counted) and re.search(words.SHORTFALL, text, re.I):
+        return "count_not_said"
+    return "damaged_beside" if more and re.search(words.DAMAGED, text, re.I) else None
 
 
 def bare(q: slot.Quantity) -> bool:

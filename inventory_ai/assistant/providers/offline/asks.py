@@ -179,6 +179,8 @@ def screened(text: str, whole: Plan, one: Reads, named: Names, refused, zh: bool
         return looked_up(whole, text)
     if whole.tool == "create_purchase_request" and buying_asked(text):
         return looked_up(whole, text)  # filed without a confirmation: only when ordered
+    if not whole.tool and _WHAT_IF.search(text) and (name := named(text)) and (stock := one(name)).tool:
+        return stock  # "如果下周每天用50公斤…，现有的够用几天": no booking to ask about, the material's stock
     if not whole.tool and re.search(words.OFF_TOPIC_SUBJECTS, text, re.I):
         return Plan(reply=replies.said(zh, "out_of_scope"))  # "电脑连不上打印机": asks the warehouse nothing
     if whole.reply in (replies.said(True, "refusal"), replies.said(False, "refusal")):

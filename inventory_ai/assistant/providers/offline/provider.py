@@ -35,7 +35,7 @@ class OfflineProvider:
         """The plan for this message, decided once: each step of the answer (the first call, the
         next after its results, the words at the end) asks again, and the answer is the same."""
         key = (text, frozenset(context.offered), context.role, context.warehouses, context.language, earlier)
-        key += (context.flagged,)
+        key += (context.flagged, context.booked_before)
         if key not in self._plans:
             self._plans[key] = plan(text, context, earlier)
         return self._plans[key]
@@ -69,6 +69,10 @@ class OfflineProvider:
         context.warehouses = request.warehouses
         context.language = request.language  # the user's chosen language, else their message's
         context.flagged = text if request.flagged else None  # screened once, at intake
+        # The turn before booked something, or proposed it and it waits: a correction never books it twice.
+        asked = [i for i, m in enumerate(messages[:last_user]) if m.role == "user"]
+        previous = _results(messages[asked[-1] + 1 : last_user]) if asked else []
+        context.booked_before = any(r["name"] == "record_stock_movement" and not r["error"] for r in previous)
         if request.tools:
             follow = self._next_call(text, results, context, earlier)
             if follow:  # two writes asked at once are proposed together (each waits for its decision)

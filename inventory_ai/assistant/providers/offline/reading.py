@@ -35,6 +35,7 @@ class Context:
     language: str | None = None  # what the answer is written in; None: the request's own
     warehouses: tuple[str, ...] | None = None  # the asking person's warehouses; None: every one
     flagged: str | None = None  # the message, when intake's screening flagged it (ModelRequest.flagged)
+    booked_before: bool = False  # the turn before proposed a booking not declined: booked, or waiting
 
 
 @dataclass

@@ -39,12 +39,13 @@ class Quantity:
 
 # The amounts as they are said, in the order they are read (offline_words.json "slots", with its docs)
 _PIECES = {"NUMBER": NUMBER, "DIGITS": DIGITS, "MAGNITUDE": MAGNITUDE, "UNIT": _UNIT, "PACKS": PACKS, "END": _END,
-           "CJK_END": _CJK_END}  # fmt: skip
+           "CJK_END": _CJK_END, "CENTS": r"(?:[零一二两三四五六七八九\d](?=\s*(?:一|每|/|$|[，,。；;])))?"}  # fmt: skip
 _SAID = {name: words.filled(p, _PIECES) if isinstance(p, str) else p for name, p in words.SLOTS.items()}
 _SIZE_AFTER_COUNT, _PLAIN, _PACK_ONLY, _TIMES, _PACK_SIZE = (
     re.compile(_SAID[k], re.I) for k in ("size_after_count", "plain", "pack_only", "times", "pack_size")
 )
 _SIZE_EACH = [re.compile(words.filled(p, _PIECES), re.I) for p in _SAID["size_each"]]
+_PRICES = [re.compile(words.filled(p, _PIECES), re.I) for p in _SAID["price"]]  # 单价7块, 45块一箱
 _LIANG, _BARE = re.compile(_SAID["liang"]), re.compile(_SAID["bare"])  # case matters: "3 CM" is no size
 _LABEL_BEFORE = re.compile(words.LABEL_BEFORE, re.I)  # line 2, shelf 14 (offline_words.json)
 _A_DOCUMENT = re.compile(words.A_DOCUMENT, re.I)  # 一个采购申请, 一份报表: no amount of stock
@@ -196,7 +197,8 @@ def parse(text: str, today: date) -> Slots:
         slots.limit, span = found
         slots.spans.append(span)
     masked = blank(text, slots.spans)
-    slots.quantities = quantities(masked)
+    slots.spans += [m.span() for p in _PRICES for m in p.finditer(masked)]  # a price is no amount
+    slots.quantities = quantities(blank(masked, slots.spans))
     slots.spans += slots.quantities.taken  # each amount's spans and the sizes said of the goods
     return slots
 

@@ -7,6 +7,7 @@ cannot, a polite word to small talk, a refusal to destroy data). Never a tool th
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 from itertools import pairwise
 
 from inventory_ai.assistant.providers.offline import (
@@ -41,19 +42,39 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     """The plan for a message: its asks (asks.py) each read as a request of its own; `earlier` are
     the conversation's recent user turns, for a follow-up that leans on them."""
     meant = amounts.corrected(text, lambda part: read(part, ctx))
+    if earlier and (fixed := amounts.restated(text, earlier[-1], lambda part: read(part, ctx))):
+        meant = fixed if _one(earlier[-1], ctx).tool == "record_stock_movement" else meant  # never a purchase
     zh = (ctx.language or language_of(text)) == "zh"
-    whole = asks.message(
-        meant or text,
-        earlier,
+    how = dict(
         one=lambda t: _one(t, ctx),
         named=lambda t: _named(t, ctx),
         refused=lambda t: _refused(t, read(t, ctx)) or bool(ctx.flagged and _ORDER.search(t)),
         zh=zh,
         placed=lambda t: next((t[p.span[0] : p.span[1]] for p in read(t, ctx).links.places), None),
     )
-    if meant is None and {whole.tool, whole.after and whole.after.tool} & asks.WRITES:
+    whole = asks.message(meant or text, earlier, **how)
+    writes = {whole.tool, whole.after and whole.after.tool} & asks.WRITES
+    if meant is None and writes:
         return Plan(reply=replies.said(zh, "correction_unclear"))  # never a guess
+    if meant == text and "create_purchase_request" in writes and amounts.soft_correction_said(text):
+        return Plan(reply=replies.said(zh, "purchase_unclear"))  # "…20袋，不好意思，30袋的话多少钱"
+    if ctx.booked_before and writes and re.search(words.CORRECTION_SAID, text, re.I):
+        return Plan(reply=replies.said(zh, "booked_before"))  # booked or waiting: a correction books it twice
+    if earlier and writes and _files_again(text, whole, writes, earlier[-1], ctx):
+        return Plan(reply=replies.said(zh, "purchase_filed"))
     return whole
+
+
+def _files_again(text: str, whole: Plan, writes: set, before: str, ctx: Context) -> bool:
+    """A purchase request is filed unconfirmed: after one (`before`), a message that corrects it ("sorry,
+    30 bags", "不对，采购低筋面粉20袋") or leans on it ("那低筋面粉呢？") files nothing, and no correction
+    that leans on an earlier turn becomes one ("不对，是采购"): asked instead."""
+    alone = plan(text, ctx)  # the message without the turns before it
+    leans = (alone.tool, alone.arguments) != (whole.tool, whole.arguments)
+    buys, marked = "create_purchase_request" in writes, bool(re.search(words.CORRECTION_SAID, text, re.I))
+    if not (marked or (leans and buys)):
+        return False
+    return _one(before, ctx).tool == "create_purchase_request" or (buys and marked and leans)
 
 
 def _named(text: str, ctx: Context) -> str | None:
@@ -212,6 +233,8 @@ def _not_now(typed: str) -> str | None:
     """The booking verb itself said not to be done (先别出库, "don't book out … yet"): "not_booked"; said
     first, with another order after it ("不要入库，淡奶油10箱是退货"): asked. None: not about the booking
     (不要出库太多, 不用出库单, 别出错了, 不是不要出库, "出库…，别入库": the order stands)."""
+    if re.search(words.DEFERRED, typed):
+        return "not_booked"  # "出库无盐黄油5公斤，改成明天再出": not now
     said = [m for m in re.finditer(words.NOT_NOW, typed, re.I) if not typed[: m.start()].endswith("不是")]
     said = [m for m in said if not re.match(rf"\s*(?:{words.NOT_NOW_OF_ELSE})", typed[m.end() :])]
     rest = re.sub(f"(?:{words.NOT_NOW})(?:\\s*(?:out|in)\\b)?", " ", typed, flags=re.I)  # don't book out
@@ -238,6 +261,8 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if isinstance(found, Plan):
         return found
     mention, amount = found
+    if asked := amounts.not_a_level(r, kind):
+        return Plan(reply=replies.said(r.zh, asked, **asdict(mention.best)))  # its names and unit
     if kind == "adjustment":
         amount = amounts.counted(r, mention) or amount
     elif kind != "adjustment" and (bare := amounts.bare_number(r, mention)):
@@ -313,6 +338,8 @@ def _one_material_and_amount(
 def _purchase(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if each := _each(tool, r, ctx):
         return each
+    if re.search(words.QUOTE_TOLD, r.typed, re.I):
+        return Plan(reply=replies.said(r.zh, "quote_told"))  # "…380元，要20箱起订": terms, not an order
     found = _one_material_and_amount(r, "which_to_buy", "how_much_to_buy", ctx)
     if isinstance(found, Plan):
         return found
