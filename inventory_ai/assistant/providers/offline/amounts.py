@@ -123,6 +123,10 @@ def said(r: Reading, mention: Mention | None) -> Amount | None:
 _CORRECTED = re.compile(f"{words.CORRECTED}|{words.CORRECTED_SOFT}", re.I)  # 说错了, "no wait", 不好意思，是
 _SOFT, _FILLER = re.compile(words.CORRECTED_SOFT, re.I), re.compile(words.RESTATED_FILLER, re.I)
 _WAY = re.compile(f"{words.IN}|{words.OUT}", re.I)
+_NOT_ORDERED_BEFORE = re.compile(  # a question, a what-if, a booking put off or asked whether done
+    rf"{words.QUESTION}|{words.NOT_NOW}|{words.WHAT_IF}|{words.ASKS_IF_DONE}|怎么|能不能|可以|单子|打印|[不没]\s*$|\bcan (?:i|we)\b|\bif\b",
+    re.I,
+)
 
 
 def corrected(text: str, reading) -> str | None:
@@ -177,7 +181,10 @@ def _only_replacement(after: str, now: Reading, whole: bool = False) -> bool:
 def restated(text: str, before: str, reading) -> str | None:
     """The booking said just before (`before`) corrected by a message that is nothing but a
     correction ("不好意思，是12箱", "抱歉，是出库", "不是炼乳，是淡奶油", "sorry, 12 boxes"); None when the
-    message says or asks anything else (不对，细砂糖放在哪; 不好意思，是12箱吗; 抱歉，1箱是破的)."""
+    message says or asks anything else (不对，细砂糖放在哪; 不好意思，是12箱吗; 抱歉，1箱是破的), and when
+    the turn before asked about a booking or put it off instead of ordering it (出库2袋吗, 要谁批准, 先别出)."""
+    if _NOT_ORDERED_BEFORE.search(before):
+        return None
     rest = next((said[m.end() :] for said in (f"，{text}", text) if (m := _CORRECTED.match(said))), None)
     if rest is None or not _only_replacement(rest, now := reading(rest), whole=True):
         return None
