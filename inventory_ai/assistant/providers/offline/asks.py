@@ -27,7 +27,10 @@ _BOOKS = re.compile(words.BOOKS_OR_BUYS, re.I)  # a block that books or buys
 _IF_DONE = re.compile(words.ASKS_IF_DONE, re.I)  # "这个入库做了吗": the booking looked up, never proposed
 _WHAT_IF = re.compile(words.WHAT_IF, re.I)  # "我要是出库3袋 还剩多少？": the material looked up
 _BUYING_ASKED = re.compile(words.BUYING_ASKED, re.I)  # "采购20袋大概多少钱": looked up, nothing filed
-_BUYS = re.compile(f"{words.BUY}|{words.ORDER_VERB}|{words.PURCHASE_REQUEST}", re.I)
+_PRICE_WAIVED = re.compile(words.PRICE_WAIVED, re.I)  # "价格多少都行": the order stands
+_NOT_ORDERED = re.compile(words.NOT_ORDERED, re.I)  # "提醒我下周订…", "采购部昨天买了10箱": nothing filed
+_POLITE = re.compile(words.POLITE_ASK, re.I)
+_BUYS = re.compile(f"{words.BUY}|{words.ORDER_VERB}|{words.PURCHASE_REQUEST}|{words.REQUESTING}", re.I)
 # A reorder point asked to be changed: an admin's, in the material's settings; said so plainly.
 sets_reorder_point = re.compile(words.SETS_REORDER_POINT, re.I).search
 _A_READ = f"{words.QUESTION}|{words.SEARCH}|{words.CHECKING}"  # a part that asks to be shown something
@@ -177,7 +180,7 @@ def screened(text: str, whole: Plan, one: Reads, named: Names, refused, zh: bool
             return kept if kept and kept.tool not in WRITES else Plan(reply=replies.said(zh, said))
     if whole.tool in WRITES and (_IF_DONE.search(text) or _WHAT_IF.search(text)):
         return looked_up(whole, text)
-    if whole.tool == "create_purchase_request" and buying_asked(text):
+    if whole.tool == "create_purchase_request" and not ordered(text):
         return looked_up(whole, text)  # filed without a confirmation: only when ordered
     if not whole.tool and _WHAT_IF.search(text) and (name := named(text)) and (stock := one(name)).tool:
         return stock  # "如果下周每天用50公斤…，现有的够用几天": no booking to ask about, the material's stock
@@ -190,13 +193,23 @@ def screened(text: str, whole: Plan, one: Reads, named: Names, refused, zh: bool
     return None
 
 
-def buying_asked(text: str) -> bool:
-    """A purchase asked about (its price, whether to, what it would do), not ordered: every ask of the
-    message that buys asks about it ("杏仁粉多少钱一公斤？帮我下单2箱" still orders the 2 cases)."""
-    asked = parts(text) or [text]
-    return bool(_BUYING_ASKED.search(text)) and not any(
-        _BUYS.search(p) and not _BUYING_ASKED.search(p) for p in asked
+def ordered(text: str) -> bool:
+    """Whether a message orders the purchase it speaks of: an ask of it that buys (or, with no buying
+    word, the message) neither asks about the purchase (its price, whether to, what it would do),
+    nor plans it, tells it as done or someone else's, or asks for its record ("杏仁粉多少钱一公斤？
+    帮我下单2箱" orders the 2 cases; "采购20袋大概多少钱", "提醒我下周订20袋" order nothing)."""
+    asked = [p + text[text.find(p) + len(p) :][:1] for p in parts(text)] or [text]  # with its "?"
+    buying = [p for p in asked if _BUYS.search(p)] or [text]
+    return any(
+        not _NOT_ORDERED.search(p)
+        and (bool(_PRICE_WAIVED.search(p)) or not (_BUYING_ASKED.search(p) or _whether(p)))
+        for p in buying
     )
+
+
+def _whether(part: str) -> bool:
+    """A part that asks whether ("采购高筋面粉20袋？", 要采购…吗), not a request put politely (能帮我订20袋吗)."""
+    return bool(_WHETHER.search(part)) and not _POLITE.search(part)
 
 
 def looked_up(write: Plan, text: str) -> Plan:
