@@ -27,9 +27,6 @@ def compose_answer(language: str, text: str, results: list[dict], names: Callabl
     return report[-1] if report else "\n\n".join(p for p in parts if p)
 
 
-_ERRORS_ZH = words.ERRORS_ZH  # what went wrong, in Chinese, by the error's type (offline_words.json)
-
-
 def _answer_one(zh: bool, result: dict, say: Callable[[str], str]) -> str:
     if result["error"]:
         message = result["error"].get("message", "")
@@ -42,7 +39,7 @@ def _answer_one(zh: bool, result: dict, say: Callable[[str], str]) -> str:
             return f"That did not work: {message}"
         if CJK_RUN.search(message):  # worded for the reader already (a stock check at describe time)
             return f"操作未完成：{message}"
-        return "操作未完成：" + _ERRORS_ZH.get(kind, "请稍后重试，或换个说法。")
+        return "操作未完成：" + words.ERRORS_ZH.get(kind, "请稍后重试，或换个说法。")  # by the error's type
     writer = _WRITERS.get(result["name"])
     return writer(zh, result["arguments"], result["data"], say) if writer else ""
 

@@ -41,10 +41,6 @@ class Guess:
     ranked: tuple[tuple[str, float], ...]  # every label, most likely first
 
 
-def placeholders_to_marks(text: str) -> str:
-    return re.sub(r"\{([a-z])\}", lambda m: PLACEHOLDERS.get(m.group(1), ""), text)
-
-
 def built_in_examples() -> list[Example]:
     """Requests that call no tool (offline_words.json "examples"): small talk is answered politely
     with examples; a request to destroy data or to override the rules is refused."""
@@ -53,7 +49,10 @@ def built_in_examples() -> list[Example]:
 
 class IntentModel:
     def __init__(self, examples: list[Example]):
-        texts = [normalise(placeholders_to_marks(e.text)) for e in examples]
+        # An example's {m}, {q}… are the marks its requests are read with
+        texts = [
+            normalise(re.sub(r"\{([a-z])\}", lambda m: PLACEHOLDERS.get(m[1], ""), e.text)) for e in examples
+        ]
         labels = [e.label for e in examples]
         self.pipeline = make_pipeline(
             make_union(
@@ -113,9 +112,7 @@ class IntentModel:
 
 
 def normalise(text: str) -> str:
-    text = text.lower().strip()
-    text = re.sub(r"[?？!！。.,，、;；:：~～\s]+", " ", text)
-    return text.strip() or "∅"
+    return re.sub(r"[?？!！。.,，、;；:：~～\s]+", " ", text.lower()).strip() or "∅"
 
 
 _MODELS: dict[str, IntentModel] = {}

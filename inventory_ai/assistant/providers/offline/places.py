@@ -21,9 +21,6 @@ class Place:
     by_building: bool = False  # said as where it stands ("building B"), not by its name
 
 
-_EVERYDAY = words.EVERYDAY_SUPPLIER_WORDS  # "golden", "fresh": never the supplier alone (offline_words.json)
-
-
 class PlaceFinder:
     """The places half of the Linker: needs self.catalogue, self.aliases and self.words."""
 
@@ -51,10 +48,8 @@ class PlaceFinder:
                         "DASHED": item.code.lower().replace("wh", "wh-"), "FIRST": item.name_en.lower().split()[0]}  # fmt: skip
                 names += _called(kind, said)
                 # Where it stands: "A栋一楼 Building A" is also called A栋, A座, building A.
-                for b in re.findall(rf"([A-Za-z])\s*[{''.join(words.BUILDING_MARK)}]", item.location or "")[
-                    :1
-                ]:
-                    names += (buildings := _called("building", {"B": b.lower()}))
+                if b := re.search(rf"([A-Za-z])\s*[{''.join(words.BUILDING_MARK)}]", item.location or ""):
+                    names += (buildings := _called("building", {"B": b[1].lower()}))
                     buildings_said.update(buildings)
             if kind == "category":
                 names += _called(kind, {"HEAD": re.split(r"[ &]", item.name_en.lower())[0]})
@@ -82,7 +77,8 @@ class PlaceFinder:
             names.append(short_zh)
             if len(short_zh) == 2:  # two characters occur in ordinary words: only said as a supplier
                 supplier_only.add(short_zh)
-        if len(first_en) >= 5 and not self.words.is_word(first_en) and first_en not in _EVERYDAY:
+        everyday = words.EVERYDAY_SUPPLIER_WORDS  # "golden", "fresh": never the supplier alone
+        if len(first_en) >= 5 and not self.words.is_word(first_en) and first_en not in everyday:
             names.append(first_en)
             supplier_only.add(first_en)
         return names
