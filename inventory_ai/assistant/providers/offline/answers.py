@@ -35,11 +35,10 @@ def _answer_one(zh: bool, result: dict, say: Callable[[str], str]) -> str:
             return _t(zh, "declined")
         if kind == "PermissionDenied" and result["error"].get("message_zh"):  # a warehouse not theirs
             return result["error"]["message_zh"] if zh else message[:1].upper() + message[1:] + "."
-        if not zh:
-            return f"That did not work: {message}"
-        if CJK_RUN.search(message):  # worded for the reader already (a stock check at describe time)
-            return f"操作未完成：{message}"
-        return "操作未完成：" + words.ERRORS_ZH.get(kind, "请稍后重试，或换个说法。")  # by the error's type
+        # What went wrong, by its type; in Chinese unless worded for the reader (a stock check is)
+        if zh and not CJK_RUN.search(message):
+            message = words.ERRORS_ZH.get(kind, words.ERRORS_ZH["_other"])
+        return _t(zh, "not_done", message=message)
     writer = _WRITERS.get(result["name"])
     return writer(zh, result["arguments"], result["data"], say) if writer else ""
 

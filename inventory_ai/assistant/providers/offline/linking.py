@@ -113,10 +113,8 @@ class Linker(PlaceFinder):
             overlaps = any(span[0] < m.span[1] and span[1] > m.span[0] for m in mentions)
             if overlaps or (phrase.isascii() and not _whole_word(text.lower(), span)):
                 continue
-            if phrase.isascii() and (longer := self._name_around(text, span)) is not None:
-                mentions.append(longer)  # the alias "eggs" inside the name "quail eggs"
-                continue
-            mentions.append(Mention(phrase, span, [material], True, 1, named=True))
+            longer = self._name_around(text, span) if phrase.isascii() else None  # "eggs" of "quail eggs"
+            mentions.append(longer or Mention(phrase, span, [material], True, 1, named=True))
         return mentions
 
     def _named_in(self, text: str, options: dict[str, tuple[int, int]]) -> dict:
@@ -199,12 +197,8 @@ class Linker(PlaceFinder):
             if set(segment) <= set(n)
             and (len(n) - len(segment) <= 1 or (len(n) - len(segment) <= 2 and _in_order(segment, n)))
         ]
-        if len(names) != 1:
-            return None
-        found = self._search(names[0], (offset, offset + len(segment)))
-        if found is None or not found.named:
-            return None
-        return Mention(segment, found.span, found.candidates[:1], True, 1)
+        found = self._search(names[0], (offset, offset + len(segment))) if len(names) == 1 else None
+        return Mention(segment, found.span, found.candidates[:1], True, 1) if found and found.named else None
 
     def _longest(self, segment: str, offset: int, alone: bool) -> Mention | None:
         """The longest substring of a segment the search index finds materials for. A single
@@ -316,11 +310,9 @@ def _options(text: str) -> dict[str, tuple[int, int]]:
             for j in range(i + 2, min(len(value), i + 12) + 1):
                 options.setdefault(value[i:j], (run.start() + i, run.start() + j))
     english = list(re.finditer(EN_WORD, text))
-    for i in range(len(english)):
-        for j in range(i, min(len(english), i + 5)):
-            options.setdefault(
-                normalise(text[english[i].start() : english[j].end()]), (english[i].start(), english[j].end())
-            )
+    for i, first in enumerate(english):
+        for last in english[i : i + 5]:
+            options.setdefault(normalise(text[first.start() : last.end()]), (first.start(), last.end()))
     return options
 
 

@@ -95,13 +95,9 @@ def _guess(asked: str, ctx: Context) -> Guess:
     if whole.confidence >= 0.6 or len(clauses) < 2:
         return whole
     best = max((ctx.guess(c) for c in clauses), key=lambda g: g.confidence)
-    if (
-        best.label not in (CHITCHAT, DESTRUCTIVE, "book_in", "book_out", "transfer", "stocktake")
-        and best.confidence >= 0.6
-        and best.confidence > whole.confidence
-    ):
-        return best
-    return whole
+    clearer = best.confidence >= 0.6 and best.confidence > whole.confidence
+    never = (CHITCHAT, DESTRUCTIVE, "book_in", "book_out", "transfer", "stocktake")  # on one clause's say
+    return best if clearer and best.label not in never else whole
 
 
 # A clause that describes what follows its 的: 做红丝绒的红色素, 给黑麦面包上深棕色的那个色素.
@@ -169,8 +165,7 @@ def _mask(text: str, marks) -> str:
     for (start, end), mark in sorted(marks):
         if start < last:
             continue
-        out.append(text[last:start])
-        out.append(mark)
+        out += [text[last:start], mark]
         last = end
     out.append(text[last:])
     return "".join(out)

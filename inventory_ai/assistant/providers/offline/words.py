@@ -78,8 +78,7 @@ def load(path: Path = SOURCE, extra_path: str | None = None) -> dict:
         if not alternatives or not all(isinstance(a, str) and a for a in alternatives):
             raise WordsError(f"patterns.{name}: a list of non-empty alternatives is expected")
         out[name] = _expanded(name, data["patterns"])
-    for name in data["compiled"]:
-        out[name] = "|".join(data["compiled"][name])
+    out.update({name: "|".join(alternatives) for name, alternatives in data["compiled"].items()})
     for name, value in out.items():
         _check(name, value)
     out["ZH_STOP_WORDS"] = re.compile(out["ZH_STOP_WORDS"])
@@ -88,13 +87,10 @@ def load(path: Path = SOURCE, extra_path: str | None = None) -> dict:
     out.update({name: set(chars) for name, chars in data["char_sets"].items()})
     out["TYPOS"] = {k.lower(): v for k, v in data["typos"].items()}
     out.update({section.upper(): value for section, value in data.items() if section not in _READ_APART})
-    for name, pattern in [*data["tool_words"], *data["units"].items()]:
-        _check(name, pattern)
-    for name, pattern in [
-        *((k, p) for p, k in data["periods"]),
-        *(("row_limits", p) for p in data["row_limits"]),
-    ]:
-        _check(name, pattern.replace("{N}", "1"))
+    periods = [(kind, pattern) for pattern, kind in data["periods"]]
+    limits = [("row_limits", pattern) for pattern in data["row_limits"]]
+    for name, pattern in [*data["tool_words"], *data["units"].items(), *periods, *limits]:
+        _check(name, pattern.replace("{N}", "1"))  # {N}: the number said in a period or a row limit
     return out
 
 
