@@ -34,45 +34,40 @@ def _day(text: str) -> int:  # "5th", 5, 五 (十月五号); a month's number to
     return int(m.group(0)) if (m := re.search(r"\d+", text)) else int(number(text))
 
 
-def _date_range(text: str, today: date) -> Period | None:
-    for pattern in _RANGES:
-        if not (m := pattern.search(text)):
-            continue
-        g = {k: v for k, v in m.groupdict().items() if v}
-        year = int(g["y1"]) if "y1" in g else None
-        if "te1" in g:
-            g["td1"], g["td2"] = g["te1"], g["te2"]
-        if "td1" in g:  # days of this month; of last month when they have not come yet
-            start_month = _months_before(today.replace(day=1), int(g["td1"]) > today.day)
-            year, m1, d1, m2, d2 = start_month.year, start_month.month, int(g["td1"]), None, int(g["td2"])
-        elif "m1" in g:
-            m1, d1 = _day(g["m1"]), _day(g["d1"])
-            m2 = int(g.get("m2end") or g.get("m2") or 0) or None
-            d2 = _day(g["d2"]) if "d2" in g else None  # None: the end of month m2 (11月底)
-            if max(m1, m2 or 0) > 12 and "d2" in g:  # 1/11到15/11: the day first, as much of the world writes
-                m1, d1, m2, d2 = d1, m1, d2, m2
-        else:
-            m1, d1 = _month(g.get("bm1") or g.get("em1") or g.get("em2")), _day(g.get("bd1") or g.get("ed1"))
-            m2, d2 = _month(g.get("em2")), _day(g["ed2"])
-        try:
-            since = date(year or today.year, m1, d1)
-            if year is None and since > today:  # "nov 20 to 30" said in January: last year's
-                since = since.replace(year=since.year - 1)
-            end_month = m2 or m1
-            end_year = int(g["y2"]) if "y2" in g else since.year + (1 if end_month < m1 else 0)  # 12月→1月
-            until = date(end_year, end_month, d2) if d2 else _month_end(end_year, end_month)
-        except ValueError:  # no such day (2月30号): not a period
-            continue
-        if until < since:  # "11月10号到11月1号": the same days, said backwards
-            since, until = until, since
-        return Period(since, until, m.span())
-    return None
-
-
-def _since_weekday(text: str, today: date) -> Period | None:
-    """ "since Monday", 周一以来: from that day, the latest one not after today, to today."""
-    if not (m := _DATE["since_weekday"].search(text)):
+def _date_range(m: re.Match, text: str, today: date) -> Period | None:
+    """Two dates of one range (11月1号到10号, "nov 1 to nov 10", 11/2-11/8), or None (2月30号)."""
+    g = {k: v for k, v in m.groupdict().items() if v}
+    year = int(g["y1"]) if "y1" in g else None
+    if "te1" in g:
+        g["td1"], g["td2"] = g["te1"], g["te2"]
+    if "td1" in g:  # days of this month; of last month when they have not come yet
+        start_month = _months_before(today.replace(day=1), int(g["td1"]) > today.day)
+        year, m1, d1, m2, d2 = start_month.year, start_month.month, int(g["td1"]), None, int(g["td2"])
+    elif "m1" in g:
+        m1, d1 = _day(g["m1"]), _day(g["d1"])
+        m2 = int(g.get("m2end") or g.get("m2") or 0) or None
+        d2 = _day(g["d2"]) if "d2" in g else None  # None: the end of month m2 (11月底)
+        if max(m1, m2 or 0) > 12 and "d2" in g:  # 1/11到15/11: the day first, as much of the world writes
+            m1, d1, m2, d2 = d1, m1, d2, m2
+    else:
+        m1, d1 = _month(g.get("bm1") or g.get("em1") or g.get("em2")), _day(g.get("bd1") or g.get("ed1"))
+        m2, d2 = _month(g.get("em2")), _day(g["ed2"])
+    try:
+        since = date(year or today.year, m1, d1)
+        if year is None and since > today:  # "nov 20 to 30" said in January: last year's
+            since = since.replace(year=since.year - 1)
+        end_month = m2 or m1
+        end_year = int(g["y2"]) if "y2" in g else since.year + (1 if end_month < m1 else 0)  # 12月→1月
+        until = date(end_year, end_month, d2) if d2 else _month_end(end_year, end_month)
+    except ValueError:  # no such day (2月30号): not a period
         return None
+    if until < since:  # "11月10号到11月1号": the same days, said backwards
+        since, until = until, since
+    return Period(since, until, m.span())
+
+
+def _since_weekday(m: re.Match, text: str, today: date) -> Period | None:
+    """ "since Monday", 周一以来: from that day, the latest one not after today, to today."""
     said = m.group("zh") or m.group("en")[:3].lower()
     day = _WEEKDAYS[said] if m.group("zh") else [n[:3] for n in _EN_WEEKDAYS].index(said)
     since = today - timedelta(days=(today.weekday() - day) % 7 or (7 if m.group("last") else 0))
@@ -81,10 +76,8 @@ def _since_weekday(text: str, today: date) -> Period | None:
     return Period(since, today, m.span())  # "since last Friday" said on a Friday: a week ago
 
 
-def _week_days(text: str, today: date) -> Period | None:
+def _week_days(m: re.Match, text: str, today: date) -> Period | None:
     """上周五, 这周一到周三: a day or days of this week or of one before (one not come yet: none)."""
-    if not (m := _DATE["week_days"].search(text)):
-        return None
     monday = today - timedelta(days=today.weekday() + 7 * m.group("wk").count("上"))
     since = monday + timedelta(days=_WEEKDAYS[m.group("a")])
     until = monday + timedelta(days=_WEEKDAYS[m.group("b") or m.group("a")])
@@ -116,10 +109,8 @@ def _month_number(said: str | None) -> int | None:
     return int(value) if value and 1 <= value <= 12 else None
 
 
-def _a_month(text: str, today: date) -> Period | None:
+def _a_month(m: re.Match, text: str, today: date) -> Period | None:
     """A month said alone is that whole month, this year's unless it has not come yet."""
-    if not (m := _DATE["month"].search(text)):
-        return None
     month = _month_number(m.group("m")) or _month(m.group("en"))
     if month is None:
         return None
@@ -136,9 +127,7 @@ def _a_month(text: str, today: date) -> Period | None:
     return Period(since, min(until, today) if until > today and since <= today else until, (m.start(), end))
 
 
-def _open_period(text: str, today: date) -> Period | None:
-    if not (m := _DATE["open"].search(text)):
-        return None
+def _open_period(m: re.Match, text: str, today: date) -> Period | None:
     month = _month_number(m.group("m") or m.group("m2")) or _month(m.group("en"))
     day = m.group("d") or m.group("ed") or m.group("end") or m.group("dm")
     day = _day(day) if day else 1
@@ -156,11 +145,9 @@ def _open_period(text: str, today: date) -> Period | None:
     return Period(since, until, m.span())
 
 
-def _quarter(text: str, today: date) -> Period | None:
+def _quarter(m: re.Match, text: str, today: date) -> Period | None:
     """A quarter or a half year (三季度, Q1, 上季度, "this quarter", 去年上半年, H2): its months, this
     year's unless said or not come yet."""
-    if not (m := _DATE["quarter"].search(text)):
-        return None
     now, g = (today.month - 1) // 3, {k: v for k, v in m.groupdict().items() if v}
     half = g.get("h") or g.get("he") or g.get("hw")  # 上半年, H1, "first half": quarters one and two
     if said := g.get("q") or g.get("qe") or (half and ("1" if half[0] in "上1fF" else "3")):
@@ -176,11 +163,9 @@ def _quarter(text: str, today: date) -> Period | None:
     return Period(date(year, 3 * q + 1, 1), min(last, today), m.span())
 
 
-def _ten_days(text: str, today: date) -> Period | None:
+def _ten_days(m: re.Match, text: str, today: date) -> Period | None:
     """上旬, 中旬, 下旬 of a month (this one unless said): the 1st-10th, the 11th-20th, the 21st on; 上半月
     and 下半月, the 1st-15th and the 16th on."""
-    if not (m := _DATE["ten_days"].search(text)):
-        return None
     halves, thirds = {"上": (1, 15), "下": (16, 0)}, {"上": (1, 10), "中": (11, 20), "下": (21, 0)}
     start, end = (halves if m.group("half") else thirds)[m.group("part") or m.group("half")]
     back = (today.month - (_month_number(m.group("m")) or today.month)) % 12 + bool(m.group("last"))
@@ -189,9 +174,15 @@ def _ten_days(text: str, today: date) -> Period | None:
     return Period(since, min(until, today), m.span()) if since <= today else None  # not come yet: none
 
 
+# Each pattern's first match read by its reader, in this order (the first period found is the one said)
+_READERS = [*((pattern, _date_range) for pattern in _RANGES), (_DATE["ten_days"], _ten_days),
+            (_DATE["since_weekday"], _since_weekday), (_DATE["week_days"], _week_days),
+            (_DATE["open"], _open_period), (_DATE["month"], _a_month), (_DATE["quarter"], _quarter)]  # fmt: skip
+
+
 def period(text: str, today: date) -> Period | None:
-    for read in (_date_range, _ten_days, _since_weekday, _week_days, _open_period, _a_month, _quarter):
-        if found := read(text, today):
+    for pattern, read in _READERS:
+        if (m := pattern.search(text)) and (found := read(m, text, today)):
             return found
     for said, month_day in words.NAMED_DAYS:  # 双十一那天, Christmas: the last one up to today
         if m := re.search(f"(?:{said})(?:那一?天|当天)?", text, re.I):

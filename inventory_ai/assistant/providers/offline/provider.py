@@ -78,8 +78,7 @@ class OfflineProvider:
             if follow:  # two writes asked at once are proposed together (each waits for its decision)
                 return ModelReply(tool_calls=follow, finish_reason="tool_calls")
         if not results:
-            decided = self._plan(text, context, earlier) if request.tools else None
-            reply = decided.reply if decided is not None and decided.reply else None
+            reply = self._plan(text, context, earlier).reply if request.tools else None
             return ModelReply(
                 text=reply or said(request.language == "zh", "nothing_to_say"), finish_reason="stop"
             )
