@@ -69,11 +69,8 @@ class Linker(PlaceFinder):
         return found if any(m.named for m in found) else self._materials(text, codes)
 
     def _materials(self, text: str, codes: list[tuple[str, tuple[int, int]]]) -> list[Mention]:
-        mentions: list[Mention] = []
-        for code, span in codes:
-            material = self.catalogue.material(code)
-            if material is not None:
-                mentions.append(Mention(code, span, [material], True, 1, named=True))
+        cards = [(code, span, self.catalogue.material(code)) for code, span in codes]
+        mentions = [Mention(code, span, [card], True, 1, named=True) for code, span, card in cards if card]
         rest = blank(text, [m.span for m in mentions])
         mentions += self._exact(rest)
         rest = blank(rest, [m.span for m in mentions])
@@ -218,13 +215,12 @@ class Linker(PlaceFinder):
         return None
 
     def _english(self, text: str) -> list[Mention]:
-        tokens = [(m.group(0).lower(), m.span()) for m in re.finditer(EN_WORD, text)]
         # A word the catalogue does not have, read as the one it meant ("choclate", "ryeflour");
         # a pack ("cases") is never a typo of a name ("cashews").
         content = [
-            (w if re.fullmatch(PACKS, w) else self.words.meant(w), s)
-            for w, s in tokens
-            if w not in words.EN_STOP and len(w) > 1
+            (w if re.fullmatch(PACKS, w) else self.words.meant(w), m.span())
+            for m in re.finditer(EN_WORD, text)
+            if (w := m.group(0).lower()) not in words.EN_STOP and len(w) > 1
         ]
         mentions: list[Mention] = []
         i = 0
