@@ -19,7 +19,7 @@ from inventory_ai.text import CJK_RUN
 
 EN_WORD = r"[A-Za-z][A-Za-z0-9'&-]*"
 # Request words never typed for a name's character (花生又到了 is not 花生油).
-_NEVER_FOR_A_NAME = "".join(words.ZH_SINGLE_STOP) + "又也只都就还和或跟"
+_NEVER_FOR_A_NAME = "".join(words.ZH_SINGLE_STOP | words.NEVER_FOR_A_NAME)
 # What parts two names said one after the other: two materials, not one described.
 _APART = rf"[\d,，、;；。.!?！？/|]|\s\s|{words.AMOUNTS_JOINED}"  # \s\s: an amount blanked
 
@@ -187,10 +187,9 @@ class Linker(PlaceFinder):
         """The one name a segment shortens or says in another order: 黑巧币 is 黑巧克力币 (its
         characters in order, two left out), 黄油片 is 片状黄油 (in another order, one more). Not 黄油酥
         for 黄油风味起酥油: too much of the name is not said."""
-        having = self.catalogue.names_with(segment) or []
         names = [
             n
-            for n in dict.fromkeys(having)
+            for n in dict.fromkeys(self.catalogue.names_with(segment) or [])
             if set(segment) <= set(n)
             and (len(n) - len(segment) <= 1 or (len(n) - len(segment) <= 2 and _in_order(segment, n)))
         ]

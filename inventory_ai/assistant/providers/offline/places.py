@@ -115,7 +115,7 @@ class PlaceFinder:
                     name in self._buildings
                     and name.isascii()
                     and not text[span[1] - 1].isupper()
-                    and not re.match(r"\s*(?:$|[,.;:!?)]|to\b|from\b|and\b)", lowered[span[1] :])
+                    and not _LETTER_ALONE.match(lowered, span[1])
                 ):
                     continue  # "building a list" is no building: its letter in capitals or standing alone
                 found.append(replace(place, span=span, by_building=name in self._buildings))
@@ -138,6 +138,7 @@ def _called(kind: str, said: dict[str, str]) -> list[str]:
 
 
 _TO_OR_FROM = re.compile(rf"(?:{words.TO_OR_FROM})\s*$")
+_LETTER_ALONE = re.compile(rf"\s*(?:{words.BUILDING_LETTER_ALONE})")
 _SUPPLIER_BEFORE = re.compile(rf"(?:{words.SUPPLIER_BEFORE})\s*$")
 _SUPPLIER_AFTER = re.compile(rf"^\s*(?:{words.SUPPLIER_AFTER})")
 

@@ -138,10 +138,9 @@ def _one_name_in_two_parts(text: str, materials: list[Mention]) -> list[Mention]
     names one material, then, a word or two on, a name that material's name also holds."""
     out: list[Mention] = []
     for mention in materials:
-        before = out[-1] if out else None
         if (
-            before is not None
-            and before.exact
+            out
+            and (before := out[-1]).exact
             and not before.named
             and re.fullmatch(
                 rf"\s*(?:{words.BETWEEN_NAME_PARTS})?\s*", text[before.span[1] : mention.span[0]]
