@@ -8,7 +8,8 @@ sets named) runs through the judge's real loop (tests/support/evaluation.py), ea
 seeded database as bench/eval_all.py runs it. The dump holds, keyed by set and case id, the calls
 made (name, arguments, status, error type), whether the judge counted the case right, and a digest
 of the reply and of the judge's reason, never their texts: held-out sets are dumped too.
-`--compare` prints only the keys whose answers differ (and those in one dump only), and the counts.
+`--compare` prints only the keys whose answers differ, how many of each set are in one dump only,
+and the counts.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import hashlib
 import json
 import logging
+from collections import Counter
 from datetime import date
 from pathlib import Path
 
@@ -69,8 +71,8 @@ def compare(first: dict, second: dict) -> int:
     for key in differ:
         parts = [p for p in ("calls", "ok", "why", "reply") if first[key][p] != second[key][p]]
         print(f"differs {key}: {', '.join(parts)}")
-    for key in only:
-        print(f"in one dump only: {key}")
+    for name, count in sorted(Counter(k.split("/")[0] for k in only).items()):
+        print(f"in one dump only: {count} of {name}")
     ok_first = sum(v["ok"] for k, v in first.items() if k in second)
     ok_second = sum(v["ok"] for k, v in second.items() if k in first)
     print(
