@@ -127,10 +127,9 @@ def _kind_with_examples(r: Reading) -> str | None:
         codes = {c.code for c in loose.candidates}
         if len(others) >= 2 and all(codes & {c.code for c in m.candidates} for m in others):
             return loose.text
-    found = {m.best.code: m.best for m in r.links.materials if m.exact}
-    if len(found) < 2:
+    names = list({m.best.code: m.best for m in r.links.materials if m.exact}.values())  # each once
+    if len(names) < 2:
         return None
-    names = list(found.values())
     zh = os.path.commonprefix([n.name_zh[::-1] for n in names])[::-1]
     en = os.path.commonprefix([n.name_en.lower().split()[::-1] for n in names])
     # The kind said apart from the examples' full names ("蓝莓酱、草莓果酱这些果酱": 酱 finds both)

@@ -227,8 +227,7 @@ def _month_edge(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
         month = _month_number(m.group("m")) or _month(m.group("en"))
         unit = g.get("enu") or g.get("enu2") or ("year" if "yr" in g else "")
         rel = g.get("rel") or {"month": "下个月", "year": "明年"}.get(g.get("enu"), "")
-        said_edge = {"end": "底", "middle": "中", "mid": "中"}.get(g.get("eedge", "").lower(), "初")
-        edge = g.get("edge") or said_edge
+        edge = g.get("edge") or words.CALENDAR["edges_en"].get(g.get("eedge", "").lower(), "初")  # "end of"
         if month is None and not rel and not unit and not re.search(r"月$", text[: m.start("edge")]):
             continue  # 底 of 低/底部 without a month: no date
         year = today.year + (1 if rel == "明年" else 0)
