@@ -53,7 +53,6 @@ class IntentModel:
         texts = [
             normalise(re.sub(r"\{([a-z])\}", lambda m: PLACEHOLDERS.get(m[1], ""), e.text)) for e in examples
         ]
-        labels = [e.label for e in examples]
         self.pipeline = make_pipeline(
             make_union(
                 # Characters serve Chinese, which has no spaces, and catch English word pieces.
@@ -71,7 +70,7 @@ class IntentModel:
         # One BLAS thread: the fit's products are small, and more threads spin on a busy machine
         # (1.6 s of CPU for a fit of ~1,000 examples on 2 cores, against 0.3 s with one).
         with threadpool_limits(limits=1):
-            self.pipeline.fit(texts, labels)
+            self.pipeline.fit(texts, [e.label for e in examples])
         self.labels = list(self.pipeline.classes_)
         union, model = self.pipeline.steps[0][1], self.pipeline.steps[-1][1]
         self._features = []  # per vectoriser: its analyser, vocabulary, idf and first column
@@ -84,10 +83,8 @@ class IntentModel:
         self._intercept = model.intercept_
 
     def guess(self, masked: str) -> Guess:
-        probabilities = self.probabilities(normalise(masked))
-        ranked = tuple(
-            sorted(zip(self.labels, (float(p) for p in probabilities), strict=True), key=lambda p: -p[1])
-        )
+        probabilities = map(float, self.probabilities(normalise(masked)))
+        ranked = tuple(sorted(zip(self.labels, probabilities, strict=True), key=lambda p: -p[1]))
         return Guess(ranked[0][0], ranked[0][1], ranked)
 
     def probabilities(self, text: str) -> np.ndarray:

@@ -71,8 +71,7 @@ def read(text: str, ctx: Context, typed: str | None = None) -> Reading:
     marks += [(p.span, PLACEHOLDERS[p.kind[0]]) for p in places]  # Ⓦ, Ⓒ, Ⓢ: a warehouse, category, supplier
     marks += [(q.span, PLACEHOLDERS["q"]) for q in slots.quantities]
     marks += [(span, "") for q in slots.quantities for span in q.more_spans]
-    if slots.period:
-        marks.append((slots.period.span, PLACEHOLDERS["t"]))
+    marks += [(slots.period.span, PLACEHOLDERS["t"])] if slots.period else []
     masked = _mask(text, marks)
     if slots.due:
         masked = re.sub(r"20\d\d[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}月\d{1,2}[日号]", PLACEHOLDERS["d"], masked)
