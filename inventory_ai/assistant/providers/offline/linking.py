@@ -160,8 +160,7 @@ class Linker(PlaceFinder):
         text = words.ZH_STOP_WORDS.sub(lambda m: " " * len(m.group(0)), text)
         content = [ch for ch in "".join(CJK_RUN.findall(text)) if ch not in words.ZH_SINGLE_STOP]
         for run in CJK_RUN.finditer(text):
-            chars = self.words.chars_of(run.group(0))
-            for segment, start in _segments(run.group(0), chars):
+            for segment, start in _segments(run.group(0), self.words.chars_of(run.group(0))):
                 mentions += self._every_name(segment, start + run.start(), alone=len(content) <= 1)
         mentions += self._english(text)
         return mentions
@@ -284,8 +283,7 @@ class Linker(PlaceFinder):
             held = self.catalogue.ranked_by_description(said, [c.code for c in every], 1.25) if said else []
         if not held:
             return mention
-        chosen = next(c for c in every if c.code == held[0])
-        return Mention(mention.text, mention.span, [chosen], True, 1)
+        return Mention(mention.text, mention.span, [next(c for c in every if c.code == held[0])], True, 1)
 
     def _search(self, phrase: str, span: tuple[int, int]) -> Mention | None:
         page = self.catalogue.search(phrase)

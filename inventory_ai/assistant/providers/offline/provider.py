@@ -106,11 +106,9 @@ class OfflineProvider:
             and last["error"]
             and "search_materials" in context.offered
             and "search_materials" not in called
-            and (candidates := (last["error"].get("message") or ""))
-            and "matches" in candidates
+            and "matches" in (last["error"].get("message") or "")
         ):
-            keyword = last["arguments"].get("material", "")
-            return (_call("search_materials", {"keyword": keyword}),)
+            return (_call("search_materials", {"keyword": last["arguments"].get("material", "")}),)
         if decided.then and decided.then not in called and not last["error"]:
             rows = _rows_of(last["data"])
             if rows:

@@ -192,8 +192,7 @@ def primary(links: Links) -> Mention | None:
 
 
 def place(r: Reading, kind: str) -> str | None:
-    found = r.links.of(kind)
-    return found[0].code if found else None
+    return found[0].code if (found := r.links.of(kind)) else None
 
 
 def direction(text: str) -> str | None:
