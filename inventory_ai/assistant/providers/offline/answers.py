@@ -18,16 +18,13 @@ def compose_answer(language: str, text: str, results: list[dict], names: Callabl
     """The answer from this turn's results. `names` turns a Chinese warehouse, category or supplier
     name into the reader's language (English answers use English names throughout)."""
     zh = language == "zh"
-    say = str if zh else names
+    say = str if zh else names  # a name as the reader reads it: the writers below call it for every place
     parts = [_answer_one(zh, r, say) for r in results]
     # When a report was made, the report is the answer; the data it came from was shown already.
     report = [
         p for r, p in zip(results, parts, strict=True) if r["name"] == "format_report" and not r["error"]
     ]
     return report[-1] if report else "\n\n".join(p for p in parts if p)
-
-
-_ERRORS_ZH = words.ERRORS_ZH  # what went wrong, in Chinese, by the error's type (offline_words.json)
 
 
 def _answer_one(zh: bool, result: dict, say: Callable[[str], str]) -> str:
@@ -38,11 +35,10 @@ def _answer_one(zh: bool, result: dict, say: Callable[[str], str]) -> str:
             return _t(zh, "declined")
         if kind == "PermissionDenied" and result["error"].get("message_zh"):  # a warehouse not theirs
             return result["error"]["message_zh"] if zh else message[:1].upper() + message[1:] + "."
-        if not zh:
-            return f"That did not work: {message}"
-        if CJK_RUN.search(message):  # worded for the reader already (a stock check at describe time)
-            return f"操作未完成：{message}"
-        return "操作未完成：" + _ERRORS_ZH.get(kind, "请稍后重试，或换个说法。")
+        # What went wrong, by its type; in Chinese unless worded for the reader (a stock check is)
+        if zh and not CJK_RUN.search(message):
+            message = words.ERRORS_ZH.get(kind, words.ERRORS_ZH["_other"])
+        return _t(zh, "not_done", message=message)
     writer = _WRITERS.get(result["name"])
     return writer(zh, result["arguments"], result["data"], say) if writer else ""
 
@@ -51,7 +47,7 @@ def _search(zh, args, data, say):
     """One line: how many, and the best match. The rows are the result (the page's table)."""
     rows, keyword = data.get("materials", []), args.get("keyword", "")
     if not keyword:  # what a warehouse or category holds
-        where = " / ".join(x if zh else say(x) for x in (args.get("warehouse"), args.get("category")) if x)
+        where = " / ".join(say(x) for x in (args.get("warehouse"), args.get("category")) if x)
         names = ("、" if zh else ", ").join(r["name" if zh else "name_en"] for r in rows[:5])
         return _t(
             zh, "held" if rows else "held_none", where=where, total=data.get("total", len(rows)), names=names
@@ -64,7 +60,7 @@ def _search(zh, args, data, say):
 
 
 def _detail(zh, args, data, say):
-    supplier = (data["supplier"] if zh else say(data["supplier"])) if data.get("supplier") else "-"
+    supplier = say(data["supplier"]) if data.get("supplier") else "-"
     text, also = data.get("description"), ", ".join((data.get("synonyms") or [])[:6])
     # the description holds the Chinese line before " / " and the English after
     described = _t(zh, "what_it_is", text=text.split(" / ")[0 if zh else -1]) if text else ""
@@ -73,14 +69,14 @@ def _detail(zh, args, data, say):
         stock=f(data["stock"]), unit=data["unit"], flag=_t(zh, "below") if data.get("below_reorder_point") else "",
         warehouses=", ".join(f"{say(w)} {f(q)}" for w, q in data.get("warehouses", {}).items()) or "-",
         spec=(data.get("spec") if zh else data.get("spec_en") or data.get("spec")) or "-",
-        category=data["category"] if zh else say(data["category"]), supplier=supplier,
+        category=say(data["category"]), supplier=supplier,
         cost=f(data["unit_cost_cny"]), reorder=f(data["reorder_point"]),
     ) + described + (_t(zh, "also_called", also=also) if also else "")  # fmt: skip
 
 
 def _stats(zh, args, data, say):
     lines = [
-        _t(zh, "stats_row", warehouse=r["warehouse"] if zh else say(r["warehouse"]), materials=r["materials"], value=f(r["value_cny"]))
+        _t(zh, "stats_row", warehouse=say(r["warehouse"]), materials=r["materials"], value=f(r["value_cny"]))
         for r in data.get("by_warehouse", [])
     ]  # fmt: skip
     head = _t(zh, "stats", materials=data["materials_in_stock"], value=f(data["total_value_cny"]),
@@ -114,13 +110,11 @@ def _booking(zh, args, data, say):
     text = _t(
         zh, "booked", verb=verb.zh if zh else verb.en_done, quantity=f(data["quantity"]), unit=unit,
         material=data["material"] if zh else data.get("material_en") or data["material"],
-        warehouse=data["warehouse"] if zh else say(data["warehouse"]),
+        warehouse=say(data["warehouse"]),
         before=f(data["level_before"]), after=f(data["level_after"]),
     )  # fmt: skip
     if to := data.get("to_warehouse"):
-        text += _t(
-            zh, "booked_to", warehouse=to if zh else say(to), after=f(data["to_level_after"]), unit=unit
-        )
+        text += _t(zh, "booked_to", warehouse=say(to), after=f(data["to_level_after"]), unit=unit)
     return text
 
 

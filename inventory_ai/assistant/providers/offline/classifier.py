@@ -41,10 +41,6 @@ class Guess:
     ranked: tuple[tuple[str, float], ...]  # every label, most likely first
 
 
-def placeholders_to_marks(text: str) -> str:
-    return re.sub(r"\{([a-z])\}", lambda m: PLACEHOLDERS.get(m.group(1), ""), text)
-
-
 def built_in_examples() -> list[Example]:
     """Requests that call no tool (offline_words.json "examples"): small talk is answered politely
     with examples; a request to destroy data or to override the rules is refused."""
@@ -53,8 +49,10 @@ def built_in_examples() -> list[Example]:
 
 class IntentModel:
     def __init__(self, examples: list[Example]):
-        texts = [normalise(placeholders_to_marks(e.text)) for e in examples]
-        labels = [e.label for e in examples]
+        # An example's {m}, {q}… are the marks its requests are read with
+        texts = [
+            normalise(re.sub(r"\{([a-z])\}", lambda m: PLACEHOLDERS.get(m[1], ""), e.text)) for e in examples
+        ]
         self.pipeline = make_pipeline(
             make_union(
                 # Characters serve Chinese, which has no spaces, and catch English word pieces.
@@ -72,7 +70,7 @@ class IntentModel:
         # One BLAS thread: the fit's products are small, and more threads spin on a busy machine
         # (1.6 s of CPU for a fit of ~1,000 examples on 2 cores, against 0.3 s with one).
         with threadpool_limits(limits=1):
-            self.pipeline.fit(texts, labels)
+            self.pipeline.fit(texts, [e.label for e in examples])
         self.labels = list(self.pipeline.classes_)
         union, model = self.pipeline.steps[0][1], self.pipeline.steps[-1][1]
         self._features = []  # per vectoriser: its analyser, vocabulary, idf and first column
@@ -85,10 +83,8 @@ class IntentModel:
         self._intercept = model.intercept_
 
     def guess(self, masked: str) -> Guess:
-        probabilities = self.probabilities(normalise(masked))
-        ranked = tuple(
-            sorted(zip(self.labels, (float(p) for p in probabilities), strict=True), key=lambda p: -p[1])
-        )
+        probabilities = map(float, self.probabilities(normalise(masked)))
+        ranked = tuple(sorted(zip(self.labels, probabilities, strict=True), key=lambda p: -p[1]))
         return Guess(ranked[0][0], ranked[0][1], ranked)
 
     def probabilities(self, text: str) -> np.ndarray:
@@ -113,9 +109,7 @@ class IntentModel:
 
 
 def normalise(text: str) -> str:
-    text = text.lower().strip()
-    text = re.sub(r"[?？!！。.,，、;；:：~～\s]+", " ", text)
-    return text.strip() or "∅"
+    return re.sub(r"[?？!！。.,，、;；:：~～\s]+", " ", text.lower()).strip() or "∅"
 
 
 _MODELS: dict[str, IntentModel] = {}

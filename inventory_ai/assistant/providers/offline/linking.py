@@ -19,7 +19,7 @@ from inventory_ai.text import CJK_RUN
 
 EN_WORD = r"[A-Za-z][A-Za-z0-9'&-]*"
 # Request words never typed for a name's character (花生又到了 is not 花生油).
-_NEVER_FOR_A_NAME = "".join(words.ZH_SINGLE_STOP) + "又也只都就还和或跟"
+_NEVER_FOR_A_NAME = "".join(words.ZH_SINGLE_STOP | words.NEVER_FOR_A_NAME)
 # What parts two names said one after the other: two materials, not one described.
 _APART = rf"[\d,，、;；。.!?！？/|]|\s\s|{words.AMOUNTS_JOINED}"  # \s\s: an amount blanked
 
@@ -69,11 +69,8 @@ class Linker(PlaceFinder):
         return found if any(m.named for m in found) else self._materials(text, codes)
 
     def _materials(self, text: str, codes: list[tuple[str, tuple[int, int]]]) -> list[Mention]:
-        mentions: list[Mention] = []
-        for code, span in codes:
-            material = self.catalogue.material(code)
-            if material is not None:
-                mentions.append(Mention(code, span, [material], True, 1, named=True))
+        cards = [(code, span, self.catalogue.material(code)) for code, span in codes]
+        mentions = [Mention(code, span, [card], True, 1, named=True) for code, span, card in cards if card]
         rest = blank(text, [m.span for m in mentions])
         mentions += self._exact(rest)
         rest = blank(rest, [m.span for m in mentions])
@@ -113,10 +110,8 @@ class Linker(PlaceFinder):
             overlaps = any(span[0] < m.span[1] and span[1] > m.span[0] for m in mentions)
             if overlaps or (phrase.isascii() and not _whole_word(text.lower(), span)):
                 continue
-            if phrase.isascii() and (longer := self._name_around(text, span)) is not None:
-                mentions.append(longer)  # the alias "eggs" inside the name "quail eggs"
-                continue
-            mentions.append(Mention(phrase, span, [material], True, 1, named=True))
+            longer = self._name_around(text, span) if phrase.isascii() else None  # "eggs" of "quail eggs"
+            mentions.append(longer or Mention(phrase, span, [material], True, 1, named=True))
         return mentions
 
     def _named_in(self, text: str, options: dict[str, tuple[int, int]]) -> dict:
@@ -165,8 +160,7 @@ class Linker(PlaceFinder):
         text = words.ZH_STOP_WORDS.sub(lambda m: " " * len(m.group(0)), text)
         content = [ch for ch in "".join(CJK_RUN.findall(text)) if ch not in words.ZH_SINGLE_STOP]
         for run in CJK_RUN.finditer(text):
-            chars = self.words.chars_of(run.group(0))
-            for segment, start in _segments(run.group(0), chars):
+            for segment, start in _segments(run.group(0), self.words.chars_of(run.group(0))):
                 mentions += self._every_name(segment, start + run.start(), alone=len(content) <= 1)
         mentions += self._english(text)
         return mentions
@@ -192,19 +186,14 @@ class Linker(PlaceFinder):
         """The one name a segment shortens or says in another order: 黑巧币 is 黑巧克力币 (its
         characters in order, two left out), 黄油片 is 片状黄油 (in another order, one more). Not 黄油酥
         for 黄油风味起酥油: too much of the name is not said."""
-        having = self.catalogue.names_with(segment) or []
         names = [
             n
-            for n in dict.fromkeys(having)
+            for n in dict.fromkeys(self.catalogue.names_with(segment) or [])
             if set(segment) <= set(n)
             and (len(n) - len(segment) <= 1 or (len(n) - len(segment) <= 2 and _in_order(segment, n)))
         ]
-        if len(names) != 1:
-            return None
-        found = self._search(names[0], (offset, offset + len(segment)))
-        if found is None or not found.named:
-            return None
-        return Mention(segment, found.span, found.candidates[:1], True, 1)
+        found = self._search(names[0], (offset, offset + len(segment))) if len(names) == 1 else None
+        return Mention(segment, found.span, found.candidates[:1], True, 1) if found and found.named else None
 
     def _longest(self, segment: str, offset: int, alone: bool) -> Mention | None:
         """The longest substring of a segment the search index finds materials for. A single
@@ -224,13 +213,12 @@ class Linker(PlaceFinder):
         return None
 
     def _english(self, text: str) -> list[Mention]:
-        tokens = [(m.group(0).lower(), m.span()) for m in re.finditer(EN_WORD, text)]
         # A word the catalogue does not have, read as the one it meant ("choclate", "ryeflour");
         # a pack ("cases") is never a typo of a name ("cashews").
         content = [
-            (w if re.fullmatch(PACKS, w) else self.words.meant(w), s)
-            for w, s in tokens
-            if w not in words.EN_STOP and len(w) > 1
+            (w if re.fullmatch(PACKS, w) else self.words.meant(w), m.span())
+            for m in re.finditer(EN_WORD, text)
+            if (w := m.group(0).lower()) not in words.EN_STOP and len(w) > 1
         ]
         mentions: list[Mention] = []
         i = 0
@@ -295,8 +283,7 @@ class Linker(PlaceFinder):
             held = self.catalogue.ranked_by_description(said, [c.code for c in every], 1.25) if said else []
         if not held:
             return mention
-        chosen = next(c for c in every if c.code == held[0])
-        return Mention(mention.text, mention.span, [chosen], True, 1)
+        return Mention(mention.text, mention.span, [next(c for c in every if c.code == held[0])], True, 1)
 
     def _search(self, phrase: str, span: tuple[int, int]) -> Mention | None:
         page = self.catalogue.search(phrase)
@@ -316,11 +303,9 @@ def _options(text: str) -> dict[str, tuple[int, int]]:
             for j in range(i + 2, min(len(value), i + 12) + 1):
                 options.setdefault(value[i:j], (run.start() + i, run.start() + j))
     english = list(re.finditer(EN_WORD, text))
-    for i in range(len(english)):
-        for j in range(i, min(len(english), i + 5)):
-            options.setdefault(
-                normalise(text[english[i].start() : english[j].end()]), (english[i].start(), english[j].end())
-            )
+    for i, first in enumerate(english):
+        for last in english[i : i + 5]:
+            options.setdefault(normalise(text[first.start() : last.end()]), (first.start(), last.end()))
     return options
 
 

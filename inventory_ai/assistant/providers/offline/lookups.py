@@ -50,14 +50,9 @@ def lookup(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         args["keyword"] = term  # a kind the catalogue has no name for: search says what matches
     else:
         return Plan(reply=replies.which_one(r, ctx))
-    if category:
-        args["category"] = category
-    if warehouse:
-        args["warehouse"] = warehouse
-    if r.slots.limit:
-        args["limit"] = r.slots.limit
-    if re.search(words.ON_HAND, r.text, re.I):
-        args["in_stock"] = True
+    on_hand = bool(re.search(words.ON_HAND, r.text, re.I))
+    given = {"category": category, "warehouse": warehouse, "limit": r.slots.limit, "in_stock": on_hand}
+    args.update({key: value for key, value in given.items() if value})  # only what the request says
     return Plan("search_materials", args)
 
 
@@ -132,10 +127,9 @@ def _kind_with_examples(r: Reading) -> str | None:
         codes = {c.code for c in loose.candidates}
         if len(others) >= 2 and all(codes & {c.code for c in m.candidates} for m in others):
             return loose.text
-    found = {m.best.code: m.best for m in r.links.materials if m.exact}
-    if len(found) < 2:
+    names = list({m.best.code: m.best for m in r.links.materials if m.exact}.values())  # each once
+    if len(names) < 2:
         return None
-    names = list(found.values())
     zh = os.path.commonprefix([n.name_zh[::-1] for n in names])[::-1]
     en = os.path.commonprefix([n.name_en.lower().split()[::-1] for n in names])
     # The kind said apart from the examples' full names ("蓝莓酱、草莓果酱这些果酱": 酱 finds both)
@@ -194,14 +188,10 @@ def stats(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         )
     ):  # one material's level, or its stock ("做提拉米苏那个意大利奶酪库存"): its detail, not the figures
         return Plan("get_material_detail", {"material": mention.best.code})
-    if warehouse := place(r, "warehouse"):
-        args["warehouse"] = warehouse
-    if category := (
-        place(r, "category") or (mention.best.category if kind else None) or _category_of(mention)
-    ):
-        args["category"] = category
-    if r.slots.limit and tool == "list_low_stock":
-        args["limit"] = r.slots.limit
+    category = place(r, "category") or (mention.best.category if kind else None) or _category_of(mention)
+    limit = r.slots.limit if tool == "list_low_stock" else None
+    given = {"warehouse": place(r, "warehouse"), "category": category, "limit": limit}
+    args.update({key: value for key, value in given.items() if value})  # only what the request says
     return Plan(tool, args)
 
 

@@ -23,24 +23,20 @@ _MAGNITUDES = {"万": 10000, "w": 10000, "k": 1000, "千": 1000}
 NUMBER = rf"(?:(?:{DIGITS})\s*(?:{MAGNITUDE})|{DIGITS}|{CN_NUMBER}|半|(?:{_EN_NUMBER})\b)"
 
 
-def cn_number(text: str) -> Decimal | None:
-    """二十 -> 20, 两千 -> 2000, 一百五 -> 150, 三点五 -> 3.5, 一万二 -> 12000, 2万 -> 20000, 半 -> 0.5
-    (cn2an reads the numerals and their magnitudes; docs/providers.md says why a library)."""
-    if text == "半":
-        return Decimal("0.5")
-    try:
-        value = cn2an.cn2an(text, "smart")
-    except (ValueError, KeyError, TypeError):
-        return None
-    return Decimal(str(value))
-
-
 def number(text: str) -> Decimal | None:
+    """1,150 -> 1150, 1.2k -> 1200, fifty -> 50; 二十 -> 20, 两千 -> 2000, 一百五 -> 150, 三点五 -> 3.5,
+    一万二 -> 12000, 2万 -> 20000, 半 -> 0.5 (cn2an reads the Chinese numerals and their magnitudes;
+    docs/providers.md says why a library). None: no number."""
     text = re.sub(r"^half an?$", "half", text.strip().lower())
     if re.fullmatch(DIGITS, text):
         return Decimal(text.replace(",", ""))
     if m := re.fullmatch(rf"({DIGITS})\s*([万千kw])", text):
         return Decimal(m.group(1).replace(",", "")) * _MAGNITUDES[m.group(2)]
     if text in _EN_NUMBERS:
-        return Decimal(_EN_NUMBERS[text])
-    return cn_number(text)
+        return _EN_NUMBERS[text]
+    if text == "半":
+        return Decimal("0.5")
+    try:
+        return Decimal(str(cn2an.cn2an(text, "smart")))
+    except (ValueError, KeyError, TypeError):
+        return None

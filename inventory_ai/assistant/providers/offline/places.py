@@ -21,9 +21,6 @@ class Place:
     by_building: bool = False  # said as where it stands ("building B"), not by its name
 
 
-_EVERYDAY = words.EVERYDAY_SUPPLIER_WORDS  # "golden", "fresh": never the supplier alone (offline_words.json)
-
-
 class PlaceFinder:
     """The places half of the Linker: needs self.catalogue, self.aliases and self.words."""
 
@@ -51,10 +48,8 @@ class PlaceFinder:
                         "DASHED": item.code.lower().replace("wh", "wh-"), "FIRST": item.name_en.lower().split()[0]}  # fmt: skip
                 names += _called(kind, said)
                 # Where it stands: "A栋一楼 Building A" is also called A栋, A座, building A.
-                for b in re.findall(rf"([A-Za-z])\s*[{''.join(words.BUILDING_MARK)}]", item.location or "")[
-                    :1
-                ]:
-                    names += (buildings := _called("building", {"B": b.lower()}))
+                if b := re.search(rf"([A-Za-z])\s*[{''.join(words.BUILDING_MARK)}]", item.location or ""):
+                    names += (buildings := _called("building", {"B": b[1].lower()}))
                     buildings_said.update(buildings)
             if kind == "category":
                 names += _called(kind, {"HEAD": re.split(r"[ &]", item.name_en.lower())[0]})
@@ -82,7 +77,8 @@ class PlaceFinder:
             names.append(short_zh)
             if len(short_zh) == 2:  # two characters occur in ordinary words: only said as a supplier
                 supplier_only.add(short_zh)
-        if len(first_en) >= 5 and not self.words.is_word(first_en) and first_en not in _EVERYDAY:
+        everyday = words.EVERYDAY_SUPPLIER_WORDS  # "golden", "fresh": never the supplier alone
+        if len(first_en) >= 5 and not self.words.is_word(first_en) and first_en not in everyday:
             names.append(first_en)
             supplier_only.add(first_en)
         return names
@@ -98,14 +94,12 @@ class PlaceFinder:
     def find_places(self, text: str) -> list[Place]:
         lowered = text.lower()
         found: list[Place] = []
-        taken: list[tuple[int, int]] = []
         every = ((len(n), n, kind, code, place) for kind, code, names, place in self.places() for n in names)
         candidates = sorted((c for c in every if c[1] in lowered), reverse=True)  # names said: fewer patterns
         for _length, name, kind, code, place in candidates:
             for m in re.finditer(re.escape(name), lowered):
                 span = m.span()
-                ascii_name = name.isascii()
-                if ascii_name and not _whole_word(lowered, span):
+                if name.isascii() and not _whole_word(lowered, span):
                     continue
                 if name in self._said_as_supplier_only and not _about_a_supplier(lowered, span):
                     continue  # 味香 in 风味香精, "anchor the pallet": not the supplier
@@ -113,18 +107,17 @@ class PlaceFinder:
                     _TO_OR_FROM.search(lowered[: span[0]])
                 ):
                     continue
-                if any(span[0] < b and span[1] > a for a, b in taken):
+                if any(span[0] < p.span[1] and span[1] > p.span[0] for p in found):
                     continue
                 if kind == "category" and name == code.lower() and text[span[0] : span[1]] != code:
                     continue  # a category's code (LE, DA) only as typed in capitals: "le", "da" are pinyin
                 if (
                     name in self._buildings
-                    and ascii_name
+                    and name.isascii()
                     and not text[span[1] - 1].isupper()
-                    and not re.match(r"\s*(?:$|[,.;:!?)]|to\b|from\b|and\b)", lowered[span[1] :])
+                    and not _LETTER_ALONE.match(lowered, span[1])
                 ):
                     continue  # "building a list" is no building: its letter in capitals or standing alone
-                taken.append(span)
                 found.append(replace(place, span=span, by_building=name in self._buildings))
         # "from main to the cold store", "main -> cold": beside from, to or an arrow, a warehouse's
         # first English word is enough.
@@ -135,8 +128,7 @@ class PlaceFinder:
             said = words.filled(words.WAREHOUSE_BY_WORD, {"FIRST": first})
             for m in re.finditer(said, lowered):
                 span = next(m.span(g) for g in (1, 2, 3) if m.group(g))
-                if not any(span[0] < b and span[1] > a for a, b in taken):
-                    taken.append(span)
+                if not any(span[0] < p.span[1] and span[1] > p.span[0] for p in found):
                     found.append(replace(place, span=span))
         return sorted(found, key=lambda p: p.span)
 
@@ -146,6 +138,7 @@ def _called(kind: str, said: dict[str, str]) -> list[str]:
 
 
 _TO_OR_FROM = re.compile(rf"(?:{words.TO_OR_FROM})\s*$")
+_LETTER_ALONE = re.compile(rf"\s*(?:{words.BUILDING_LETTER_ALONE})")
 _SUPPLIER_BEFORE = re.compile(rf"(?:{words.SUPPLIER_BEFORE})\s*$")
 _SUPPLIER_AFTER = re.compile(rf"^\s*(?:{words.SUPPLIER_AFTER})")
 

@@ -76,12 +76,9 @@ class OfflineProvider:
         if request.tools:
             follow = self._next_call(text, results, context, earlier)
             if follow:  # two writes asked at once are proposed together (each waits for its decision)
-                return ModelReply(
-                    tool_calls=follow if isinstance(follow, tuple) else (follow,), finish_reason="tool_calls"
-                )
+                return ModelReply(tool_calls=follow, finish_reason="tool_calls")
         if not results:
-            decided = self._plan(text, context, earlier) if request.tools else None
-            reply = decided.reply if decided is not None and decided.reply else None
+            reply = self._plan(text, context, earlier).reply if request.tools else None
             return ModelReply(
                 text=reply or said(request.language == "zh", "nothing_to_say"), finish_reason="stop"
             )
@@ -93,14 +90,14 @@ class OfflineProvider:
 
     def _next_call(
         self, text: str, results: list[dict], context: Context, earlier=()
-    ) -> ToolCall | tuple | None:
+    ) -> tuple[ToolCall, ...]:
         decided = self._plan(text, context, earlier)
         if not results:
             # A write said first is proposed with the read said after it (the read runs meanwhile).
             after = decided.after
             both = after is not None and decided.tool in WRITES and after.tool in context.offered
             calls = (_call(p.tool, p.arguments) for p in (decided, after) if p and (p is decided or both))
-            return tuple(calls) if decided.tool else None
+            return tuple(calls) if decided.tool else ()
         called = {r["name"] for r in results}
         last = results[-1]
         # A detail lookup that matched several materials: show them instead.
@@ -109,19 +106,17 @@ class OfflineProvider:
             and last["error"]
             and "search_materials" in context.offered
             and "search_materials" not in called
-            and (candidates := (last["error"].get("message") or ""))
-            and "matches" in candidates
+            and "matches" in (last["error"].get("message") or "")
         ):
-            keyword = last["arguments"].get("material", "")
-            return _call("search_materials", {"keyword": keyword})
+            return (_call("search_materials", {"keyword": last["arguments"].get("material", "")}),)
         if decided.then and decided.then not in called and not last["error"]:
             rows = _rows_of(last["data"])
             if rows:
-                return _call(decided.then, {"title": text.strip()[:100], "rows": rows[:50]})
+                return (_call(decided.then, {"title": text.strip()[:100], "rows": rows[:50]}),)
         second, asked = decided.after, [(r["name"], r["arguments"]) for r in results]
         if second and second.tool in context.offered and (second.tool, second.arguments) not in asked:
-            return _call(second.tool, second.arguments)  # the message's second ask, after the first
-        return None
+            return (_call(second.tool, second.arguments),)  # the message's second ask, after the first
+        return ()
 
 
 def _call(name: str, arguments: dict) -> ToolCall:

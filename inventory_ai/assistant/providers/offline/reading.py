@@ -71,8 +71,7 @@ def read(text: str, ctx: Context, typed: str | None = None) -> Reading:
     marks += [(p.span, PLACEHOLDERS[p.kind[0]]) for p in places]  # Ⓦ, Ⓒ, Ⓢ: a warehouse, category, supplier
     marks += [(q.span, PLACEHOLDERS["q"]) for q in slots.quantities]
     marks += [(span, "") for q in slots.quantities for span in q.more_spans]
-    if slots.period:
-        marks.append((slots.period.span, PLACEHOLDERS["t"]))
+    marks += [(slots.period.span, PLACEHOLDERS["t"])] if slots.period else []
     masked = _mask(text, marks)
     if slots.due:
         masked = re.sub(r"20\d\d[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}月\d{1,2}[日号]", PLACEHOLDERS["d"], masked)
@@ -95,13 +94,9 @@ def _guess(asked: str, ctx: Context) -> Guess:
     if whole.confidence >= 0.6 or len(clauses) < 2:
         return whole
     best = max((ctx.guess(c) for c in clauses), key=lambda g: g.confidence)
-    if (
-        best.label not in (CHITCHAT, DESTRUCTIVE, "book_in", "book_out", "transfer", "stocktake")
-        and best.confidence >= 0.6
-        and best.confidence > whole.confidence
-    ):
-        return best
-    return whole
+    clearer = best.confidence >= 0.6 and best.confidence > whole.confidence
+    never = (CHITCHAT, DESTRUCTIVE, "book_in", "book_out", "transfer", "stocktake")  # on one clause's say
+    return best if clearer and best.label not in never else whole
 
 
 # A clause that describes what follows its 的: 做红丝绒的红色素, 给黑麦面包上深棕色的那个色素.
@@ -142,10 +137,9 @@ def _one_name_in_two_parts(text: str, materials: list[Mention]) -> list[Mention]
     names one material, then, a word or two on, a name that material's name also holds."""
     out: list[Mention] = []
     for mention in materials:
-        before = out[-1] if out else None
         if (
-            before is not None
-            and before.exact
+            out
+            and (before := out[-1]).exact
             and not before.named
             and re.fullmatch(
                 rf"\s*(?:{words.BETWEEN_NAME_PARTS})?\s*", text[before.span[1] : mention.span[0]]
@@ -169,8 +163,7 @@ def _mask(text: str, marks) -> str:
     for (start, end), mark in sorted(marks):
         if start < last:
             continue
-        out.append(text[last:start])
-        out.append(mark)
+        out += [text[last:start], mark]
         last = end
     out.append(text[last:])
     return "".join(out)
@@ -199,8 +192,7 @@ def primary(links: Links) -> Mention | None:
 
 
 def place(r: Reading, kind: str) -> str | None:
-    found = r.links.of(kind)
-    return found[0].code if found else None
+    return found[0].code if (found := r.links.of(kind)) else None
 
 
 def direction(text: str) -> str | None:

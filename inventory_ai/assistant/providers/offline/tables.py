@@ -18,7 +18,6 @@ from inventory_ai.assistant.providers.offline.reading import Plan, Reading, dire
 _ROW_END = r"[;；、\n|]|\s/\s|[,，](?!\d{3})|(?<!\d)[.。?？!！](?!\d)"
 _NUMBER = re.compile(rf"(?<![A-Za-z])(?:{DIGITS})|{CN_NUMBER}(?=\s*(?:{words.TABLE_FIGURE}))")
 _TITLE = re.compile(words.TABLE_TITLE, re.I)  # the table's title, not a row (offline_words.json)
-_ASKED = words.TABLE_ASKED
 
 
 def typed_rows(text: str, r: Reading) -> list[dict] | None:
@@ -33,7 +32,7 @@ def typed_rows(text: str, r: Reading) -> list[dict] | None:
         if not number:
             continue
         item = piece[: number.start()].strip(" -:：")
-        if re.search(_ASKED, item, re.I):  # "make a csv: butter", "put in a table - bread flour"
+        if re.search(words.TABLE_ASKED, item, re.I):  # "make a csv: butter", "put in a table - bread flour"
             item = re.split(words.TABLE_WORD, item, flags=re.I)[-1].strip(" -:：")
         if len(item) < 2 or re.search(words.REPORT, item, re.I):
             continue
@@ -44,7 +43,7 @@ def typed_rows(text: str, r: Reading) -> list[dict] | None:
 
 def table(text: str, r: Reading, offered: set[str]) -> Plan | None:
     """format_report of the typed rows, when a table, a CSV or a spreadsheet of them is asked."""
-    if "format_report" not in offered or not re.search(_ASKED, text, re.I):
+    if "format_report" not in offered or not re.search(words.TABLE_ASKED, text, re.I):
         return None
     untitled = _TITLE.sub(" ", text)
     if direction(untitled) or re.search(words.BOOKING_LIST, untitled, re.I):

@@ -58,13 +58,6 @@ def _expanded(name: str, patterns: dict[str, list[str]], seen: tuple[str, ...] =
     return _REF.sub(expand, joined)
 
 
-def _check(name: str, pattern: str) -> None:
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise WordsError(f"{name}: not a valid pattern ({exc})") from None
-
-
 def load(path: Path = SOURCE, extra_path: str | None = None) -> dict:
     """The word lists as the assistant uses them: patterns as strings, the two compiled ones, sets."""
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -78,23 +71,20 @@ def load(path: Path = SOURCE, extra_path: str | None = None) -> dict:
         if not alternatives or not all(isinstance(a, str) and a for a in alternatives):
             raise WordsError(f"patterns.{name}: a list of non-empty alternatives is expected")
         out[name] = _expanded(name, data["patterns"])
-    for name in data["compiled"]:
-        out[name] = "|".join(data["compiled"][name])
-    for name, value in out.items():
-        _check(name, value)
+    out.update({name: "|".join(alternatives) for name, alternatives in data["compiled"].items()})
+    periods = [(kind, pattern) for pattern, kind in data["periods"]]
+    limits = [("row_limits", pattern) for pattern in data["row_limits"]]
+    for name, pattern in [*out.items(), *data["tool_words"], *data["units"].items(), *periods, *limits]:
+        try:
+            re.compile(pattern.replace("{N}", "1"))  # {N}: the number said in a period or a row limit
+        except re.error as exc:
+            raise WordsError(f"{name}: not a valid pattern ({exc})") from None
     out["ZH_STOP_WORDS"] = re.compile(out["ZH_STOP_WORDS"])
     out["PRODUCTION_LINE"] = re.compile(out["PRODUCTION_LINE"], re.I)
     out.update({name: set(words) for name, words in data["word_sets"].items()})
     out.update({name: set(chars) for name, chars in data["char_sets"].items()})
     out["TYPOS"] = {k.lower(): v for k, v in data["typos"].items()}
     out.update({section.upper(): value for section, value in data.items() if section not in _READ_APART})
-    for name, pattern in [*data["tool_words"], *data["units"].items()]:
-        _check(name, pattern)
-    for name, pattern in [
-        *((k, p) for p, k in data["periods"]),
-        *(("row_limits", p) for p in data["row_limits"]),
-    ]:
-        _check(name, pattern.replace("{N}", "1"))
     return out
 
 
