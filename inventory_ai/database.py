@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, event, exc, inspect, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapper, Session, configure_mappers, scoped_session
-from sqlalchemy.orm.attributes import instance_state, set_committed_value
+from sqlalchemy.orm.attributes import instance_dict, instance_state, set_committed_value
 
 from inventory_ai.statements import Direct, Prepared, commit, send
 from inventory_ai.writer_turns import WRITE_LOCK_SECONDS, SQLiteConnection, TurnNotHad, WriterTurns
@@ -349,7 +349,7 @@ def adopted(session: Session | scoped_session, model: type, rows: list[dict]) ->
     for row in rows:
         obj = t.new_object()
         state = instance_state(obj)
-        state.dict.update(row)
+        instance_dict(obj).update(row)  # the object's dict, as state.dict finds it through a weak reference
         state.key = t.mapper._identity_key_from_state(state)
         state.session_id = session_id
         identity_map._add_unpresent(state, state.key)
@@ -378,4 +378,4 @@ def as_written(obj: object, values: dict) -> None:
         for key, value in values.items():
             set_committed_value(obj, key, value)
     else:
-        state.dict.update(values)
+        instance_dict(obj).update(values)

@@ -209,9 +209,7 @@ class ToolExecutionManager:
                 language=language,
                 timeout_seconds=remaining,
                 role=answering.user.role,
-                warehouses=tuple(answering.user.warehouses)
-                if answering.user.warehouses is not None
-                else None,
+                warehouses=None if (mine := answering.user.warehouses) is None else tuple(mine),
                 flagged=flagged,
             )
             # Hold no transaction while the model talks: nothing is pending here, and an open
