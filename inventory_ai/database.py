@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, event, exc, inspect, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapper, Session, configure_mappers, scoped_session
-from sqlalchemy.orm.attributes import instance_state, set_committed_value
+from sqlalchemy.orm.attributes import instance_dict, instance_state, set_committed_value
 
 from inventory_ai.statements import Direct, Prepared, commit, send
 from inventory_ai.writer_turns import WRITE_LOCK_SECONDS, SQLiteConnection, TurnNotHad, WriterTurns
@@ -155,9 +155,15 @@ def write_transaction(engine: Engine) -> Iterator[Session]:
             raise
 
 
+def resolved(session: Session | scoped_session) -> Session:
+    """The Session itself: a scoped one (Flask-SQLAlchemy's) looked up now. A step that uses it
+    several times looks it up once: each lookup finds the app context again."""
+    return session() if isinstance(session, scoped_session) else session
+
+
 def in_transaction(session: Session | scoped_session) -> bool:
     """Whether the session has a transaction open (Flask-SQLAlchemy's scoped session included)."""
-    return (session() if isinstance(session, scoped_session) else session).in_transaction()
+    return resolved(session).in_transaction()
 
 
 def begin_write(session: Session) -> None:
@@ -181,7 +187,7 @@ def direct_write(session: Session) -> Iterator[Direct]:
     back if it raises; the connection back in the pool either way. The session's own transaction
     ends first: a thread holds one connection at a time. The Session's transaction around a write
     (its connection, its commit) cost the loop more CPU than the statements (docs/benchmarks.md)."""
-    session = session() if isinstance(session, scoped_session) else session  # the scoped one looked up once
+    session = resolved(session)  # the scoped one looked up once
     if session.in_transaction():
         session.commit()
     engine = session.get_bind()
@@ -230,8 +236,13 @@ class _Table:
 
     keys: dict  # column -> attribute name
     attributes: tuple[str, ...]  # the attribute names, in the columns' order
+    known: frozenset[str]  # the same, as a set: which rows `filled` may copy whole
+    # The start of a filled row: every attribute, in the columns' order, with its default value
+    # where it has one that is not called (None where it has none, or one called per row).
+    blank: dict
+    valued: frozenset[str]  # the attributes whose default is a value (in `blank`)
+    called: tuple[tuple[str, Callable], ...]  # (attribute, its default's callable), called per row
     renamed: bool  # whether some column's key is not its attribute's name
-    defaults: dict  # attribute name -> Python default (a callable or a value)
     generated: str | None  # the autoincrement primary key's attribute, if any
     insert: object
     insert_returning: object | None
@@ -252,10 +263,13 @@ def _table(model: type) -> _Table:
     keys = {column: mapper.get_property_by_column(column).key for column in table.columns}
     auto = [c for c in table.primary_key.columns if c.autoincrement is not False and c.default is None]
     defaults = {keys[c]: c.default for c in table.columns if c.default is not None}
+    valued = {key: d.arg for key, d in defaults.items() if not d.is_callable}
+    called = tuple((key, d.arg) for key, d in defaults.items() if d.is_callable)
     returning = table.insert().returning(auto[0], sort_by_parameter_order=True) if auto else None
     written = [c.key for c in table.columns if not auto or c is not auto[0]]
     return _Table(
-        keys, tuple(keys.values()), any(c.key != k for c, k in keys.items()), defaults,
+        keys, tuple(keys.values()), frozenset(keys.values()), {k: valued.get(k) for k in keys.values()},
+        frozenset(valued), called, any(c.key != k for c, k in keys.items()),
         keys[auto[0]] if auto else None, table.insert(), returning,
         mapper, mapper.class_manager.new_instance, Prepared(table.insert(), written),
         Prepared(table.insert().returning(auto[0]), written) if auto else None,
@@ -269,10 +283,15 @@ def filled(model: type, rows: list[dict]) -> list[dict]:
     t = _table(model)
     written = []
     for row in rows:
-        full = {key: row.get(key) for key in t.attributes}
-        for key, default in t.defaults.items():
+        full = t.blank.copy()  # copied and updated in C: this runs for every row the loop writes
+        # A key that is no column of the table is not written.
+        full.update(row if t.known.issuperset(row) else {k: v for k, v in row.items() if k in t.known})
+        for key in t.valued.intersection(row):  # given as None: its default, as if not given
             if full[key] is None:
-                full[key] = default.arg(None) if default.is_callable else default.arg
+                full[key] = t.blank[key]
+        for key, make in t.called:
+            if full[key] is None:
+                full[key] = make(None)  # SQLAlchemy's wrapper of the default: takes a context
         if t.generated is not None and full[t.generated] is None:
             del full[t.generated]  # the database gives it
         written.append(full)
@@ -323,14 +342,14 @@ def adopted(session: Session | scoped_session, model: type, rows: list[dict]) ->
     through the constructor and session.add: their change events, history and cascades, which the
     next step discards, cost more than the write, and session.add opens a transaction in the
     session (with nothing in it) that the loop then had to commit (docs/benchmarks.md, the loop)."""
-    session = session() if isinstance(session, scoped_session) else session
+    session = resolved(session)
     t = _table(model)
     identity_map, session_id = session.identity_map, session.hash_key
     objects = []
     for row in rows:
         obj = t.new_object()
         state = instance_state(obj)
-        state.dict.update(row)
+        instance_dict(obj).update(row)  # the object's dict, as state.dict finds it through a weak reference
         state.key = t.mapper._identity_key_from_state(state)
         state.session_id = session_id
         identity_map._add_unpresent(state, state.key)
@@ -343,7 +362,7 @@ def held(session: Session | scoped_session, model: type, key: object):
     and has nothing expired on is what `get` would return, without its lookup's Python around it
     (the loop takes its answer and user this way, moments after the intake attached them); else
     `get` itself (a load, an expired object refreshed, a deleted one None)."""
-    session = session() if isinstance(session, scoped_session) else session
+    session = resolved(session)
     obj = session.identity_map.get(_table(model).mapper.identity_key_from_primary_key((key,)))
     if obj is not None and not instance_state(obj).expired:
         return obj
@@ -359,4 +378,4 @@ def as_written(obj: object, values: dict) -> None:
         for key, value in values.items():
             set_committed_value(obj, key, value)
     else:
-        state.dict.update(values)
+        instance_dict(obj).update(values)

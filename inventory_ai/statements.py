@@ -17,7 +17,9 @@ statements (the benchmarks, tests, traces) sees these too. After an error, as in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 
 from sqlalchemy import Engine, exc
 from sqlalchemy.engine import Connection
@@ -34,6 +36,8 @@ class _Compiled:
     fixed: dict  # name -> value, for the statement's own literals (a WHERE's status)
     positional: bool
     results: tuple  # per column a SELECT returns: its type's conversion for this dialect, or None
+    take: Callable[[dict], tuple]  # a row's values for `names`, in their order
+    converted: tuple[tuple[int, Callable], ...]  # (index in names, conversion) where there is one
 
 
 class Direct:
@@ -57,8 +61,12 @@ class Prepared:
         self.statement = statement
         self.columns = columns
         self._by_dialect: dict[tuple, _Compiled] = {}
+        self._latest: tuple = (None, None)  # (dialect, its compiled form): the one asked last
 
     def _for(self, dialect) -> _Compiled:
+        latest = self._latest
+        if latest[0] is dialect:  # the usual case: one engine, asked at every statement
+            return latest[1]
         # Two drivers of one database (psycopg, psycopg2) compile differently: both in the key.
         key = (dialect.name, dialect.driver, dialect.paramstyle)
         compiled = self._by_dialect.get(key)
@@ -75,8 +83,10 @@ class Prepared:
                 for column in made._result_columns
             )
             compiled = self._by_dialect[key] = _Compiled(
-                made.string, names, processors, fixed, made.positional, results
-            )
+                made.string, names, processors, fixed, made.positional, results, _taker(names),
+                tuple((i, process) for i, process in enumerate(processors) if process is not None),
+            )  # fmt: skip
+        self._latest = (dialect, compiled)
         return compiled
 
     def execute(self, where: Session | Direct, rows: list[dict], returning: bool = False) -> list | int:
@@ -205,13 +215,19 @@ def _sent(
     dispatch = connection.dispatch
     on_error = connection.dialect.dispatch.handle_error  # where Core keeps an engine's handle_error
     if not (dispatch.before_cursor_execute or dispatch.after_cursor_execute or on_error):
-        _run(cursor, sql, parameters, several, returning)
+        if several:
+            _run_many(cursor, sql, parameters, returning)
+        else:
+            cursor.execute(sql, parameters)
         return
     context = _Context()
     for listener in dispatch.before_cursor_execute:
         listener(connection, cursor, sql, parameters, context, several)
     try:
-        _run(cursor, sql, parameters, several, returning)
+        if several:
+            _run_many(cursor, sql, parameters, returning)
+        else:
+            cursor.execute(sql, parameters)
     except Exception as error:
         # As Core: a failed statement goes to `handle_error` (OpenTelemetry marks its span an
         # error and ends it there), not to `after_cursor_execute`; what the listeners return is
@@ -230,10 +246,8 @@ def _sent(
     _after(dispatch, connection, cursor, sql, parameters, context, several)
 
 
-def _run(cursor, sql: str, parameters, several: bool, returning: bool) -> None:
-    if not several:
-        cursor.execute(sql, parameters)
-    elif returning:
+def _run_many(cursor, sql: str, parameters, returning: bool) -> None:
+    if returning:
         cursor.executemany(sql, parameters, returning=True)
     else:
         cursor.executemany(sql, parameters)
@@ -244,13 +258,22 @@ def _after(dispatch, connection, cursor, sql, parameters, context, several) -> N
         listener(connection, cursor, sql, parameters, context, several)
 
 
+def _taker(names: tuple[str, ...]) -> Callable[[dict], tuple]:
+    """A row's values for `names` as a tuple, taken in C (itemgetter) at every statement."""
+    if not names:
+        return lambda _row: ()
+    if len(names) == 1:
+        [name] = names
+        return lambda row: (row[name],)
+    return itemgetter(*names)
+
+
 def _values(compiled: _Compiled, row: dict):
     if compiled.fixed:
         row = {**compiled.fixed, **row}
-    values = [
-        row[name] if process is None else process(row[name])
-        for name, process in zip(compiled.names, compiled.processors, strict=True)
-    ]
+    values = list(compiled.take(row))
+    for i, process in compiled.converted:  # only the columns whose type converts (a time, JSON)
+        values[i] = process(values[i])
     return values if compiled.positional else dict(zip(compiled.names, values, strict=True))
 
 

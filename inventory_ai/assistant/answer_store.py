@@ -23,7 +23,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from inventory_ai.assistant.model_chain import ModelUsage
 from inventory_ai.assistant.tool_calls import MAX_ARGUMENT_CHARS, CallOutcome, PreparedCall
-from inventory_ai.database import adopted, as_written, filled, insert_rows
+from inventory_ai.database import adopted, as_written, filled, insert_rows, resolved
 from inventory_ai.models import (
     CallStatus,
     ChatMessage,
@@ -118,6 +118,7 @@ def write_intake(where: Session | Direct, rows: Intake, seq: int) -> None:
 def adopt_intake(session: Session, rows: Intake, conversation: Conversation | None) -> ChatMessage:
     """After the commit: the written rows as the session's objects, linked both ways as a load
     would link them (nothing is asked again). Returns the answer."""
+    session = resolved(session)
     question, answer = adopted(session, ChatMessage, [rows.question, rows.answer])
     if conversation is None:
         [conversation] = adopted(session, Conversation, [rows.conversation])
@@ -174,6 +175,7 @@ def write_round(where: Session | Direct, rows: RoundRows, started: float) -> Non
 
 def adopt_round(session: Session, message: ChatMessage, rows: RoundRows) -> list[ToolCallRecord]:
     """After the commit: the round as the session's objects, on the answer's rounds. Returns the calls."""
+    session = resolved(session)
     [stored] = adopted(session, ToolRound, [rows.round])
     calls = adopted(session, ToolCallRecord, rows.calls)
     set_committed_value(stored, "calls", calls)

@@ -189,7 +189,8 @@ def expand(
 ) -> list[Message]:
     """Messages for the model: [a summary of older turns], the earlier turns that fit the budget,
     then the current turn whole (its question and this answer's rounds so far)."""
-    turns = turns_of([m for m in messages if m.created_seq < current.created_seq])
+    before = current.created_seq
+    turns = turns_of([m for m in messages if m.created_seq < before])
     now: list[Message] = []
     if turns and turns[-1].answer is None:  # the question this answer answers
         now += turns.pop().messages()

@@ -47,7 +47,7 @@ from inventory_ai.assistant.tool_calls import CallOutcome, CallRunner, PreparedC
 from inventory_ai.assistant.tools.base import PermissionDenied, ToolContext
 from inventory_ai.assistant.types import Message, ModelReply, ModelRequest, ToolCall
 from inventory_ai.config import HISTORY_TOKEN_BUDGET
-from inventory_ai.database import begin_write, direct_write, held, in_transaction
+from inventory_ai.database import begin_write, direct_write, held, in_transaction, resolved
 from inventory_ai.logging import get_logger
 from inventory_ai.models import (
     CallStatus,
@@ -138,8 +138,9 @@ class ToolExecutionManager:
     def _answering(self, session: Session, ref: AnswerRef) -> Answering:
         """Load what one answer's steps need. Permission is decided now: the role or the tool
         settings may have changed since the message was written or the calls were paused."""
-        message = held(session, ChatMessage, ref.message_id)
-        user = held(session, User, message.conversation.user_id)
+        plain = resolved(session)  # looked up once for both
+        message = held(plain, ChatMessage, ref.message_id)
+        user = held(plain, User, message.conversation.user_id)
         context = ToolContext.of_answer(
             session, self.engine(), user, message, ref.sites, tool_names=self.registry.names()
         )
@@ -186,28 +187,29 @@ class ToolExecutionManager:
         flagged = answering.flagged
         if flagged is None:  # resumed in another request: the intake's verdict, as it was recorded
             flagged = intake.was_flagged(session, message)
+        # What does not change while it runs, read once (each read of an ORM attribute is a call).
+        message_id, language, user_id = message.id, message.language, answering.user.id
         while True:
             # A stop asked here is in _cancelled at once; one asked through another process is
             # brought there by the heartbeat thread (recovery.STOP_SECONDS): no query per round.
-            if message.rounds and message.id in self._cancelled:
+            rounds = message.rounds
+            if rounds and message_id in self._cancelled:
                 yield from answering.finish(MessageStatus.CANCELLED, "")
                 return
             remaining = answering.deadline - time.monotonic()
             if remaining <= 1:
-                yield from answering.finish(MessageStatus.FAILED, TOO_SLOW[message.language], "deadline")
+                yield from answering.finish(MessageStatus.FAILED, TOO_SLOW[language], "deadline")
                 return
-            iteration = len(message.rounds)
+            iteration = len(rounds)
             with_tools = iteration < self.max_iterations
             request = ModelRequest(
-                messages=(Message("system", system_prompt(answering.user, message.language, flagged)),)
+                messages=(Message("system", system_prompt(answering.user, language, flagged)),)
                 + tuple(expand(message.conversation.messages, message, self.history_token_budget)),
                 tools=answering.toolbox.specs() if with_tools else (),
-                language=message.language,
+                language=language,
                 timeout_seconds=remaining,
                 role=answering.user.role,
-                warehouses=tuple(answering.user.warehouses)
-                if answering.user.warehouses is not None
-                else None,
+                warehouses=None if (mine := answering.user.warehouses) is None else tuple(mine),
                 flagged=flagged,
             )
             # Hold no transaction while the model talks: nothing is pending here, and an open
@@ -219,16 +221,14 @@ class ToolExecutionManager:
                     providers,
                     request,
                     answering.usage,
-                    lambda: message.id in self._cancelled,
-                    message.id,
-                    answering.user.id,
+                    lambda: message_id in self._cancelled,
+                    message_id,
+                    user_id,
                     answering.deadline,
                 )
             except ProviderError as exc:
                 if not with_tools:  # the summary at the cap failed: the fixed apology
-                    yield from answering.finish(
-                        MessageStatus.FAILED, APOLOGY[message.language], "iteration_limit"
-                    )
+                    yield from answering.finish(MessageStatus.FAILED, APOLOGY[language], "iteration_limit")
                     return
                 yield from answering.fail(exc)
                 return
@@ -237,7 +237,7 @@ class ToolExecutionManager:
                 yield from answering.finish(MessageStatus.CANCELLED, "")
                 return
             if not with_tools or not reply.tool_calls:
-                text = reply.text.strip() or (APOLOGY[message.language] if not with_tools else "")
+                text = reply.text.strip() or (APOLOGY[language] if not with_tools else "")
                 yield from answering.finish(MessageStatus.COMPLETED, text)
                 return
             pending = yield from self._execute_round(answering, reply, iteration)

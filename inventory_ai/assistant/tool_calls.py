@@ -10,7 +10,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
@@ -213,9 +213,7 @@ class CallRunner:
             # Describing resolves names, so a call that cannot be booked fails now, not after approval.
             with Session(bind=context.engine) as session:
                 try:
-                    p.description = p.tool.describe_call(
-                        parsed, replace(context, session=session, tool_call_id=call_id)
-                    )
+                    p.description = p.tool.describe_call(parsed, context.for_call(session, call_id))
                     p.pending = True
                 except ToolError as exc:
                     p.error = exc
@@ -302,7 +300,7 @@ class CallRunner:
             answer_spans.tool_call(p.call.name, p.call_id, p.call.id) as span,
             Session(bind=context.engine, expire_on_commit=False) as session,
         ):
-            ctx = replace(context, session=session, tool_call_id=p.call_id)
+            ctx = context.for_call(session, p.call_id)
             watched = stopped_at(session, deadline) if p.tool.read_only else nullcontext()
             try:
                 with watched:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
+import os
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Annotated
@@ -23,12 +23,18 @@ def utcnow() -> datetime:
 
 
 def new_id() -> str:
-    return uuid.uuid4().hex
+    """A random (version 4) UUID's 32 hex digits, as `uuid.uuid4().hex` writes them: 16 random bytes,
+    the version and variant bits set as RFC 4122 has them. Without the UUID object, whose checks
+    cost more than the randomness (a chat message makes several ids)."""
+    made = bytearray(os.urandom(16))
+    made[6] = (made[6] & 0x0F) | 0x40  # version 4
+    made[8] = (made[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    return made.hex()
 
 
 def new_call_id() -> str:
     """A tool call's identity inside the product, shaped like the ids models give ("call_…")."""
-    return "call_" + uuid.uuid4().hex[:24]
+    return "call_" + new_id()[:24]
 
 
 def sortable_text(length: int) -> String:

@@ -25,6 +25,7 @@ _LOOKALIKES = str.maketrans(
     }
 )  # fmt: skip
 _ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060\ufeff]")
+_SPACES = re.compile(r"[ \t]+")
 _PATTERNS = [
     ("ignore_instructions", r"\b(ignore|disregard|forget|override)\b.{0,30}\b(previous|prior|above|earlier|all|your)\b.{0,20}\b(instructions?|rules?|prompts?|directions?)"),
     ("role_marker", r"(^|[\n.!?;。！？；])\s*(system|assistant|developer)\s*[:：]"),
@@ -56,7 +57,7 @@ class Screening:
 def normalise(text: str) -> str:
     text = unicodedata.normalize("NFKC", text or "")
     text = _ZERO_WIDTH.sub("", text).translate(_LOOKALIKES).lower()
-    return re.sub(r"[ \t]+", " ", text)
+    return _SPACES.sub(" ", text)
 
 
 def screen(text: str, patterns=_COMPILED) -> Screening:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from decimal import Decimal
@@ -109,6 +110,13 @@ class ToolContext:
             language=message.language if chat else user.language or "zh",
             **more,
         )
+
+    def for_call(self, session: Session, tool_call_id: str) -> ToolContext:
+        """This context for one call: its own session and the call's id, the rest shared (as
+        dataclasses.replace makes it, without its per-field work: the loop makes one per call)."""
+        made = copy.copy(self)
+        made.session, made.tool_call_id = session, tool_call_id
+        return made
 
 
 class ToolExecutor(ABC):
