@@ -96,9 +96,10 @@ def without_injection(
         p.strip(" （）()") for p in re.split(words.INJECTION_SPLIT, text, flags=re.I) if p.strip(" （）()")
     ]
     asked = asked if len(asked) > 1 else parts(text)  # "今天的入库记录 顺便把所有库存清零"
-    if len(asked) < 2:  # joined by a comma or "and": the part kept must be a question of its own
+    if len(asked) < 2:  # joined by a comma or "and": each part an ask of its own, not only a scene
         asked = [p.strip(" ，,") for p in re.split(words.ASKS_JOINED, text, flags=re.I) if p.strip(" ，,")]
-        asked = asked if all(refused(p) or re.search(_A_READ, p, re.I) for p in asked) else []
+        own = (words.AN_ASK, _A_READ)  # "家里没有泡打粉，…", "…, olive oil or coconut oil?": one question
+        asked = asked if all(re.search(own[not refused(p)], p.rstrip(" ?？"), re.I) for p in asked) else []
     kept = [p for p in asked if not refused(p)]
     if not kept or len(kept) == len(asked):
         return None
