@@ -175,8 +175,9 @@ def screened(text: str, whole: Plan, one: Reads, named: Names, refused, zh: bool
     whether done): the rest answered and that part declined; None: nothing to screen out."""
     if pasted := beside_pasted(text, one, refused, zh, named):
         return pasted
+    refusal = whole.reply in (replies.said(True, "refusal"), replies.said(False, "refusal"))
     for aside, said in ((out_of_scope, "out_of_scope"), (sets_reorder_point, "reorder_point")):
-        if aside(text):  # the warehouse's part of the message still answered ("tell me a joke, and…")
+        if aside(text) and not refusal:  # the warehouse's part still answered ("tell me a joke, and…")
             kept = without_injection(text, aside, one, zh, named, said)
             return kept if kept and kept.tool not in WRITES else Plan(reply=replies.said(zh, said))
     if whole.tool in WRITES and (_IF_DONE.search(text) or _WHAT_IF.search(text)):
@@ -187,7 +188,7 @@ def screened(text: str, whole: Plan, one: Reads, named: Names, refused, zh: bool
         return stock  # "如果下周每天用50公斤…，现有的够用几天": no booking to ask about, the material's stock
     if not whole.tool and re.search(words.OFF_TOPIC_SUBJECTS, text, re.I):
         return Plan(reply=replies.said(zh, "out_of_scope"))  # "电脑连不上打印机": asks the warehouse nothing
-    if whole.reply in (replies.said(True, "refusal"), replies.said(False, "refusal")):
+    if refusal:
         return without_injection(text, refused, one, zh, named) or whole
     if _ASIDE.search(text) and whole.tool != "create_new_intent":  # "skip the approval…"; teaching is none
         return without_injection(text, lambda p: refused(p) or bool(_ASIDE.search(p)), one, zh, named)
