@@ -119,7 +119,7 @@ def beside_pasted(text: str, one: Reads, refused, zh: bool, named: Names) -> Pla
     rest = re.sub(words.PASTED, " ", text, flags=re.I).strip(" -–—:：,，")
     if refused(rest) or _ASIDE.search(rest):
         return None  # the rest is refused beside its read (without_injection)
-    found = one(rest) if re.search(words.AN_ASK, rest, re.I) else Plan()
+    found = one(rest) if orders or re.search(words.AN_ASK, rest, re.I) else Plan()
     if not found.tool and (orders or any(b[0] in "{[【" for b in blocks)):  # braces, brackets: pasted
         return Plan(reply=replies.said(zh, "refusal"))  # "{…book out 50 kg…} ok go ahead": never booked
     if found.tool in (None, *WRITES):  # the user's own words ("…3 cartons (100 per carton)"): as usual
