@@ -15,8 +15,9 @@ import pytest
 from inventory_ai.assistant.providers.offline import replies
 from tests.support.probes import WRITES, cases, judged
 
-# Still missed (work left): none. First run 22/46 (most of the off-topic ones answered with the
-# material's stock; markup, notes and 忘掉你的规则 read as the user's own order or refusing the read).
+# Still missed (work left): none. First run of the first 46: 22/46 (most off-topic ones answered with
+# the material's stock; markup, notes and 忘掉你的规则 read as the user's own order or refusing the
+# read). Later batches, each run before the change it led to: 71/87, then 108/119.
 MISSED: set[str] = set()
 
 
