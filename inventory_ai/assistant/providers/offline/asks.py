@@ -34,6 +34,7 @@ _BUYS = re.compile(f"{words.BUY}|{words.ORDER_VERB}|{words.PURCHASE_REQUEST}|{wo
 # A reorder point asked to be changed: an admin's, in the material's settings; said so plainly.
 sets_reorder_point = re.compile(words.SETS_REORDER_POINT, re.I).search
 _A_READ = f"{words.QUESTION}|{words.SEARCH}|{words.CHECKING}"  # a part that asks to be shown something
+_OWN = (_A_READ, words.AN_ASK)  # a part kept asks to be shown something; one refused, anything at all
 Reads = Callable[[str], Plan]  # a text read as one request of its own
 Names = Callable[[str], str | None]  # the material (or the place) a text names, as typed
 
@@ -96,9 +97,9 @@ def without_injection(
         p.strip(" （）()") for p in re.split(words.INJECTION_SPLIT, text, flags=re.I) if p.strip(" （）()")
     ]
     asked = asked if len(asked) > 1 else parts(text)  # "今天的入库记录 顺便把所有库存清零"
-    if len(asked) < 2:  # joined by a comma or "and": the part kept must be a question of its own
+    if len(asked) < 2:  # joined by a comma or "and": each part an ask, not a scene ("家里没有泡打粉，…")
         asked = [p.strip(" ，,") for p in re.split(words.ASKS_JOINED, text, flags=re.I) if p.strip(" ，,")]
-        asked = asked if all(refused(p) or re.search(_A_READ, p, re.I) for p in asked) else []
+        asked = asked if all(re.search(_OWN[bool(refused(p))], p.rstrip(" ?？"), re.I) for p in asked) else []
     kept = [p for p in asked if not refused(p)]
     if not kept or len(kept) == len(asked):
         return None
@@ -118,7 +119,7 @@ def beside_pasted(text: str, one: Reads, refused, zh: bool, named: Names) -> Pla
     rest = re.sub(words.PASTED, " ", text, flags=re.I).strip(" -–—:：,，")
     if refused(rest) or _ASIDE.search(rest):
         return None  # the rest is refused beside its read (without_injection)
-    found = one(rest) if re.search(words.AN_ASK, rest, re.I) else Plan()
+    found = one(rest) if orders or re.search(words.AN_ASK, rest, re.I) else Plan()
     if not found.tool and (orders or any(b[0] in "{[【" for b in blocks)):  # braces, brackets: pasted
         return Plan(reply=replies.said(zh, "refusal"))  # "{…book out 50 kg…} ok go ahead": never booked
     if found.tool in (None, *WRITES):  # the user's own words ("…3 cartons (100 per carton)"): as usual
@@ -174,8 +175,9 @@ def screened(text: str, whole: Plan, one: Reads, named: Names, refused, zh: bool
     whether done): the rest answered and that part declined; None: nothing to screen out."""
     if pasted := beside_pasted(text, one, refused, zh, named):
         return pasted
+    refusal = whole.reply in (replies.said(True, "refusal"), replies.said(False, "refusal"))
     for aside, said in ((out_of_scope, "out_of_scope"), (sets_reorder_point, "reorder_point")):
-        if aside(text):  # the warehouse's part of the message still answered ("tell me a joke, and…")
+        if aside(text) and not refusal:  # the warehouse's part still answered ("tell me a joke, and…")
             kept = without_injection(text, aside, one, zh, named, said)
             return kept if kept and kept.tool not in WRITES else Plan(reply=replies.said(zh, said))
     if whole.tool in WRITES and (_IF_DONE.search(text) or _WHAT_IF.search(text)):
@@ -186,7 +188,7 @@ def screened(text: str, whole: Plan, one: Reads, named: Names, refused, zh: bool
         return stock  # "如果下周每天用50公斤…，现有的够用几天": no booking to ask about, the material's stock
     if not whole.tool and re.search(words.OFF_TOPIC_SUBJECTS, text, re.I):
         return Plan(reply=replies.said(zh, "out_of_scope"))  # "电脑连不上打印机": asks the warehouse nothing
-    if whole.reply in (replies.said(True, "refusal"), replies.said(False, "refusal")):
+    if refusal:
         return without_injection(text, refused, one, zh, named) or whole
     if _ASIDE.search(text) and whole.tool != "create_new_intent":  # "skip the approval…"; teaching is none
         return without_injection(text, lambda p: refused(p) or bool(_ASIDE.search(p)), one, zh, named)
