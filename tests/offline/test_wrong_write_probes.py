@@ -12,31 +12,7 @@ import pytest
 
 from tests.support.probes import WRITES, cases, judged
 
-MISSED = {  # each written wrongly before its fix (strict: a fix that passes one unmarks it)
-    "WW01",
-    "WW03",
-    "WW08",
-    "WW14",
-    "WW15",
-    "WW16",
-    "WW17",
-    "WW18",
-    "WW19",
-    "WW21",
-    "WW22",
-    "WW23",
-    "WW24",
-    "WW26",
-    "WW27",
-    "WW28",
-    "WW29",
-    "WW30",
-    "WW31",
-    "WW34",
-    "WW35",
-    "WW37",
-    "WW40",
-}
+MISSED: set[str] = set()  # the 23 main wrote wrongly pass since the fix (the commit after the probes)
 
 
 @pytest.mark.parametrize("case", cases(__file__, "wrong_write_probes.jsonl", MISSED))
