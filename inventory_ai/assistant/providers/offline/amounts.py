@@ -284,18 +284,20 @@ def bare(q: slot.Quantity) -> bool:
 
 def bare_number(r: Reading, mention: Mention) -> tuple[str, str] | None:
     """The question to ask when the only amount is a bare number ("收到淡奶油10", "took out 4 of the
-    bread flour") of a material that comes in packs: its own unit or packs? Never guessed for a write."""
-    if len(r.slots.quantities) != 1 or not bare(r.slots.quantities[0]):
+    bread flour", "only 3 bags left, order 20": remarks aside) of a material that comes in packs: its
+    own unit or packs? Never guessed for a write."""
+    said = [q for q in r.slots.quantities if not remarked(r.text, q)]
+    if len(said) != 1 or not bare(said[0]):
         return None
     if dimension(mention.best.unit) == "count":
         return None  # "issued 300 paper cups": pieces of what is counted in pieces
     spec_pack = re.search(r"/\s*([^\d\s/])", mention.best.spec or "")
-    if not spec_pack or r.slots.quantities[0].amount != int(r.slots.quantities[0].amount):
+    if not spec_pack or said[0].amount != int(said[0].amount):
         return None  # 12.5 of a flour: kilograms, never half a bag
     size = pack_size(mention.best.spec, spec_pack.group(1))
     if size and _fits(size[1], mention) and convert(size[0], size[1], mention.best.unit) == 1:
         return None  # a pack of 1 kg: either reading is the same amount
-    n, unit, pack = number(r.slots.quantities[0].amount), mention.best.unit, spec_pack.group(1)
+    n, unit, pack = number(said[0].amount), mention.best.unit, spec_pack.group(1)
     english = PACK_WORDS.get(pack, (pack,))[0]
     return (
         f"{mention.best.name_zh} {n} 是指 {n} {unit} 还是 {n} {pack}（{mention.best.spec}）？",
