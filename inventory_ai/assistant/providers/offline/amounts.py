@@ -70,23 +70,16 @@ def packs_by_spec(r: Reading) -> Reading:
 
 
 def said(r: Reading, mention: Mention | None) -> Amount | None:
-    """The quantity to book: the first one said, with a second added when it is joined by "+",
-    "and", 和 or 零 ("7 cases + 2 blocks", "7箱零5罐"); packs counted by what the material's spec says
-    they hold."""
+    """The quantity to book: the first one said that is no remark (只剩3袋, 少了2公斤: `remarked`), with a
+    second added when joined by "+", "and", 和 or 零 ("7 cases + 2 blocks", "7箱零5罐"); packs counted by
+    what the material's spec says they hold."""
     if not r.slots.quantities:
         return None
-    first, *rest = r.slots.quantities
+    first, *rest = [q for q in r.slots.quantities if not remarked(r.text, q)] or r.slots.quantities
     if rest and _one_of_a_kind(first, mention, r.text):  # "create 一个 purchase request, 松子仁 2箱"
         first, *rest = rest
     amount = one_amount(first, mention)
-    if (
-        rest
-        and rest[0].packs is not None
-        and first.packs is None
-        and mention
-        and first.unit
-        and not re.search(words.STOCK_REMARK, r.text[first.span[1] :], re.I)  # not 仓库里还剩4袋
-    ):
+    if rest and rest[0].packs is not None and first.packs is None and mention and first.unit:
         packs = one_amount(rest[0], mention)  # "label says 25 kg, 2 sacks": a sack's size, then the count
         if packs and one_amount(replace(rest[0], amount=1, packs=Decimal(1)), mention) == amount:
             return packs
@@ -111,9 +104,8 @@ def said(r: Reading, mention: Mention | None) -> Amount | None:
         )
     ):
         return amount
-    more = one_amount(rest[0], mention)
+    more, unit = one_amount(rest[0], mention), mention.best.unit
     try:
-        unit = mention.best.unit
         total = convert(amount[0], amount[1], unit) + convert(more[0], more[1], unit)
     except (DomainError, TypeError):
         return amount
@@ -123,6 +115,9 @@ def said(r: Reading, mention: Mention | None) -> Amount | None:
 _CORRECTED = re.compile(f"{words.CORRECTED}|{words.CORRECTED_SOFT}", re.I)  # 说错了, "no wait", 不好意思，是
 _SOFT, _FILLER = re.compile(words.CORRECTED_SOFT, re.I), re.compile(words.RESTATED_FILLER, re.I)
 _WAY = re.compile(f"{words.IN}|{words.OUT}", re.I)
+_NOT_A_REPLACEMENT = re.compile(words.NOT_A_REPLACEMENT, re.I)  # 不是, 还剩, 记录, 再加, "also"
+_REMARK_BEFORE = re.compile(f"(?:{words.AMOUNT_REMARKED_BEFORE})\\s*$", re.I)  # 只剩3袋, 少了2公斤
+_REMARK_AFTER = re.compile(words.AMOUNT_REMARKED_AFTER, re.I)  # "3 bags left", "2 kg short"
 _NOT_ORDERED_BEFORE = re.compile(words.BOOKING_NOT_ORDERED, re.I)  # 出库2袋吗, 先别出 (offline_words.json)
 
 
@@ -132,16 +127,16 @@ def corrected(text: str, reading) -> str | None:
     direction it names in their place (`reading` reads a part); the text as typed if it names none;
     None when a correction is said but is no plain replacement (several, negated, a remark on stock
     or records, an addition): to be asked about, never guessed."""
-    marks = [m for m in _CORRECTED.finditer(text) if m.start() > 0]
-    marks = [
-        m for i, m in enumerate(marks) if i + 1 == len(marks) or marks[i + 1].start() > m.end()
-    ]  # "sorry I mean"
+    marks = [m for m in _CORRECTED.finditer(text) if m.start() > 0]  # "sorry I mean": one, the last
+    marks = [m for i, m in enumerate(marks) if i + 1 == len(marks) or marks[i + 1].start() > m.end()]
     if not marks or re.search(f"{words.TAMPER}|{words.STOCK_SET}", text, re.I):
         return text  # "把库存从30公斤更正为0": an order to tamper stays whole, to be refused
     before, after = text[: marks[-1].start()], text[marks[-1].end() :]
     (was, now), named = (reading(before), reading(after)), _WAY.search(after)
     said, old, way = [m for m in now.links.materials if m.exact], primary(was.links), _WAY.search(before)
     amounts = now.slots.quantities
+    if was.slots.quantities and remarked(before, was.slots.quantities[-1]):
+        return text  # "盘点少了2公斤，改成3公斤": the count in place of no amount
     soft = (m := _SOFT.match(text, marks[-1].start())) and m.end() == marks[-1].end()
     if soft and (said or amounts or named) and re.search(r"[?？吗呢]\s*$", after):
         return None  # "出库高筋面粉2袋，哦是3袋吗": asked, not said
@@ -189,10 +184,6 @@ def restated(text: str, before: str, reading) -> str | None:
         return None  # a material only after 是 ("是淡奶油"), and never with a direction
     fixed = corrected(f"{before}，{text}", reading)
     return None if fixed in (None, f"{before}，{text}") else fixed
-
-
-# 不是, 还剩, 记录, 再加, "also" (offline_words.json)
-_NOT_A_REPLACEMENT = re.compile(words.NOT_A_REPLACEMENT, re.I)
 
 
 def each_booked(r: Reading) -> list[str] | None:
@@ -282,24 +273,31 @@ def not_a_level(r: Reading, kind: str) -> str | None:
     return "damaged_beside" if more and re.search(words.DAMAGED, text, re.I) else None
 
 
+def remarked(text: str, q: slot.Quantity) -> bool:
+    """A figure said as a remark beside the amount (只剩3袋, 少了2公斤, "below 20 kg", "3 bags left")."""
+    return bool(_REMARK_BEFORE.search(text[: q.span[0]]) or _REMARK_AFTER.search(text[q.span[1] :]))
+
+
 def bare(q: slot.Quantity) -> bool:
     return q.unit is None and q.packs is None and q.word is None
 
 
 def bare_number(r: Reading, mention: Mention) -> tuple[str, str] | None:
     """The question to ask when the only amount is a bare number ("收到淡奶油10", "took out 4 of the
-    bread flour") of a material that comes in packs: its own unit or packs? Never guessed for a write."""
-    if len(r.slots.quantities) != 1 or not bare(r.slots.quantities[0]):
+    bread flour", "only 3 bags left, order 20": remarks aside) of a material that comes in packs: its
+    own unit or packs? Never guessed for a write."""
+    said = [q for q in r.slots.quantities if not remarked(r.text, q)]
+    if len(said) != 1 or not bare(said[0]):
         return None
     if dimension(mention.best.unit) == "count":
         return None  # "issued 300 paper cups": pieces of what is counted in pieces
     spec_pack = re.search(r"/\s*([^\d\s/])", mention.best.spec or "")
-    if not spec_pack or r.slots.quantities[0].amount != int(r.slots.quantities[0].amount):
+    if not spec_pack or said[0].amount != int(said[0].amount):
         return None  # 12.5 of a flour: kilograms, never half a bag
     size = pack_size(mention.best.spec, spec_pack.group(1))
     if size and _fits(size[1], mention) and convert(size[0], size[1], mention.best.unit) == 1:
         return None  # a pack of 1 kg: either reading is the same amount
-    n, unit, pack = number(r.slots.quantities[0].amount), mention.best.unit, spec_pack.group(1)
+    n, unit, pack = number(said[0].amount), mention.best.unit, spec_pack.group(1)
     english = PACK_WORDS.get(pack, (pack,))[0]
     return (
         f"{mention.best.name_zh} {n} 是指 {n} {unit} 还是 {n} {pack}（{mention.best.spec}）？",

@@ -25,6 +25,7 @@ _WHETHER = re.compile(words.ASKED_WHETHER, re.I)  # "出库3升吗": a question,
 _SUPPOSED = re.compile(words.SUPPOSED_OR_TOLD, re.I)  # "要是领2袋", "入了10箱": beside a question, no booking
 _BOOKS = re.compile(words.BOOKS_OR_BUYS, re.I)  # a block that books or buys
 _IF_DONE = re.compile(words.ASKS_IF_DONE, re.I)  # "这个入库做了吗": the booking looked up, never proposed
+_BOOKING_WHETHER = re.compile(words.BOOKING_WHETHER, re.I)  # "can I book out…", 要不要入库: looked up
 _WHAT_IF = re.compile(words.WHAT_IF, re.I)  # "我要是出库3袋 还剩多少？": the material looked up
 _BUYING_ASKED = re.compile(words.BUYING_ASKED, re.I)  # "采购20袋大概多少钱": looked up, nothing filed
 _PRICE_WAIVED = re.compile(words.PRICE_WAIVED, re.I)  # "价格多少都行": the order stands
@@ -180,7 +181,8 @@ def screened(text: str, whole: Plan, one: Reads, named: Names, refused, zh: bool
         if aside(text) and not refusal:  # the warehouse's part still answered ("tell me a joke, and…")
             kept = without_injection(text, aside, one, zh, named, said)
             return kept if kept and kept.tool not in WRITES else Plan(reply=replies.said(zh, said))
-    if whole.tool in WRITES and (_IF_DONE.search(text) or _WHAT_IF.search(text)):
+    asked = whole.tool == "record_stock_movement" and _BOOKING_WHETHER.search(text)  # 要不要入库…
+    if whole.tool in WRITES and (_IF_DONE.search(text) or _WHAT_IF.search(text) or asked):
         return looked_up(whole, text)
     if whole.tool == "create_purchase_request" and not ordered(text):
         return looked_up(whole, text)  # filed without a confirmation: only when ordered
@@ -198,27 +200,24 @@ def screened(text: str, whole: Plan, one: Reads, named: Names, refused, zh: bool
 def ordered(text: str) -> bool:
     """Whether a message orders the purchase it speaks of: an ask of it that buys (or, with no buying
     word, the message) neither asks about the purchase (its price, whether to, what it would do),
-    nor plans it, tells it as done or someone else's, or asks for its record ("杏仁粉多少钱一公斤？
-    帮我下单2箱" orders the 2 cases; "采购20袋大概多少钱", "提醒我下周订20袋" order nothing)."""
+    nor plans it, sets it on a condition, tells it as done, coming or someone else's, or asks for its
+    record ("杏仁粉多少钱一公斤？帮我下单2箱" orders the 2 cases; "采购20袋大概多少钱", "提醒我下周订20袋",
+    如果淡奶油低于50升就采购20箱, 那批无盐黄油150公斤下周一到 order nothing)."""
     asked = [p + text[text.find(p) + len(p) :][:1] for p in parts(text)] or [text]  # with its "?"
     buying = [p for p in asked if _BUYS.search(p)] or [text]
+    whether = [bool(_WHETHER.search(p)) and not _POLITE.search(p) for p in buying]  # not 能帮我订20袋吗
     return any(
-        not _NOT_ORDERED.search(p)
-        and (bool(_PRICE_WAIVED.search(p)) or not (_BUYING_ASKED.search(p) or _whether(p)))
-        for p in buying
+        not _NOT_ORDERED.search(p) and (bool(_PRICE_WAIVED.search(p)) or not (_BUYING_ASKED.search(p) or w))
+        for p, w in zip(buying, whether, strict=True)
     )
-
-
-def _whether(part: str) -> bool:
-    """A part that asks whether ("采购高筋面粉20袋？", 要采购…吗), not a request put politely (能帮我订20袋吗)."""
-    return bool(_WHETHER.search(part)) and not _POLITE.search(part)
 
 
 def looked_up(write: Plan, text: str) -> Plan:
     """Whether a booking or a purchase was done: that direction's history of the material in the
     period said, or the material; what a booking would leave (`_WHAT_IF`): the material."""
     said = {k: v for k, v in write.arguments.items() if k in ("material", "movement_type")}
-    if "movement_type" not in said or _WHAT_IF.search(text):
+    asked = _BOOKING_WHETHER.search(text) and not _IF_DONE.search(text)
+    if "movement_type" not in said or _WHAT_IF.search(text) or asked:
         return Plan("get_material_detail", {k: v for k, v in said.items() if k == "material"})
     if when := period(text, clock.today()):
         said.update(since=when.since.isoformat(), until=when.until.isoformat())

@@ -181,6 +181,7 @@ def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
         and not (r.links.materials or r.links.places or r.slots.codes)
         and (said := slot.blank(r.text, r.slots.spans))
         and (found := described_by_clause(said, [], ctx.linker) or ctx.linker.described(said))
+        and len(found.text) > 1  # one character (少 of 少了2公斤) describes nothing
     ):
         r.links.materials.append(found)  # "the spray that stops trays sticking": described, not named
     if tool is None:
@@ -207,8 +208,7 @@ def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if kind := ("transfer" if route else None) or direction(r.text):
         args["movement_type"] = kind  # a route between two stores is a transfer, whatever its verb
     if r.slots.period:
-        args["since"] = r.slots.period.since.isoformat()
-        args["until"] = r.slots.period.until.isoformat()
+        args.update(since=r.slots.period.since.isoformat(), until=r.slots.period.until.isoformat())
     if r.slots.limit:
         args["limit"] = r.slots.limit
     return Plan(tool, args)

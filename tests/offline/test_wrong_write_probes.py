@@ -1,0 +1,26 @@
+"""Writes an audit found made on words that order nothing now, kept as cases (wrong_write_probes.jsonl
+beside this file), with the orders beside them that must still write: an arrival told with its due
+date (那批无盐黄油150公斤下周一到) is no purchase, an order with one is; a condition (如果淡奶油低于50升就采购20箱)
+orders nothing yet, its threshold never the amount; a stock figure before the amount ordered (只剩3袋…要20袋)
+and a stocktake's difference beside its count (少了2公斤，实际48) are not the amount; a transfer or a
+booking planned or asked whether to (明天要把…调到主仓吗, 要不要入库…, "can I book out…") proposes nothing.
+`no_write`: no write, whatever else is answered; `or_no_write`: the write named, or none."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.probes import WRITES, cases, judged
+
+# On main 33 of the 66 failed (WW01-WW50: 23, marked until the fix; WW51-WW66, written after it: 10).
+MISSED: set[str] = set()
+
+
+@pytest.mark.parametrize("case", cases(__file__, "wrong_write_probes.jsonl", MISSED))
+def test_a_write_only_when_the_message_orders_it_now(app, session, monkeypatch, case):
+    result = judged(app, session, monkeypatch, case)
+    written = [c for c in result.calls if c["name"] in WRITES]
+    if case.get("outcome") == "no_write" or (case.get("or_no_write") and not written):
+        assert not written, f"{case['text']!r}: {written}"
+        return
+    assert result.ok, f"{case['text']!r}: {result.why} {result.calls} {result.reply[:120]!r}"
