@@ -84,6 +84,7 @@ def _named(text: str, ctx: Context) -> str | None:
 
 
 _ORDER = re.compile(words.GIVES_ORDERS, re.I)  # which part of a message intake flagged gives orders
+_MOVES = re.compile(f"{words.ACTS_TRANSFER}|{words.MOVED_FROM}|{words.MOVED_TO}", re.I)  # 调拨, 从, 到
 
 
 def _refused(text: str, r: Reading) -> bool:
@@ -261,6 +262,8 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if isinstance(found, Plan):
         return found
     mention, amount = found
+    if kind == "transfer" and len(r.slots.quantities) > 1 and not _MOVES.search(r.text):
+        return Plan("get_material_detail", {"material": mention.best.code})  # 冷库279升，主仓库16.8升: levels told
     if asked := amounts.not_a_level(r, kind):
         return Plan(reply=replies.said(r.zh, asked, **asdict(mention.best)))  # its names and unit
     if kind == "adjustment":
