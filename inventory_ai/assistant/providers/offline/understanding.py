@@ -263,7 +263,8 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         return found
     mention, amount = found
     if kind == "transfer" and len(r.slots.quantities) > 1 and not _MOVES.search(r.text):
-        return Plan("get_material_detail", {"material": mention.best.code})  # 冷库279升，主仓库16.8升: levels told
+        # Two stores each with its own figure, no word that moves goods (冷库279升，主仓库16.8升): levels told
+        return Plan("get_material_detail", {"material": mention.best.code})
     if asked := amounts.not_a_level(r, kind):
         return Plan(reply=replies.said(r.zh, asked, **asdict(mention.best)))  # its names and unit
     if kind == "adjustment":
