@@ -35,7 +35,6 @@ _BUYS = re.compile(f"{words.BUY}|{words.ORDER_VERB}|{words.PURCHASE_REQUEST}|{wo
 # A reorder point asked to be changed: an admin's, in the material's settings; said so plainly.
 sets_reorder_point = re.compile(words.SETS_REORDER_POINT, re.I).search
 _A_READ = f"{words.QUESTION}|{words.SEARCH}|{words.CHECKING}"  # a part that asks to be shown something
-_OWN = (_A_READ, words.AN_ASK)  # a part kept asks to be shown something; one refused, anything at all
 Reads = Callable[[str], Plan]  # a text read as one request of its own
 Names = Callable[[str], str | None]  # the material (or the place) a text names, as typed
 
@@ -100,7 +99,8 @@ def without_injection(
     asked = asked if len(asked) > 1 else parts(text)  # "今天的入库记录 顺便把所有库存清零"
     if len(asked) < 2:  # joined by a comma or "and": each part an ask, not a scene ("家里没有泡打粉，…")
         asked = [p.strip(" ，,") for p in re.split(words.ASKS_JOINED, text, flags=re.I) if p.strip(" ，,")]
-        asked = asked if all(re.search(_OWN[bool(refused(p))], p.rstrip(" ?？"), re.I) for p in asked) else []
+        own = [re.search(words.AN_ASK if refused(p) else _A_READ, p.rstrip(" ?？"), re.I) for p in asked]
+        asked = asked if all(own) else []  # a part kept asks to be shown something; one refused, anything
     kept = [p for p in asked if not refused(p)]
     if not kept or len(kept) == len(asked):
         return None
