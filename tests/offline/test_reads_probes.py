@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.probes import WRITES, cases, judged
+from tests.support.probes import answered_as_asked, cases
 
 # Still missed (work left): none. First run: 56/65; of the 57 written before any was run, 55 (上周三到上周五
 # read as Wednesday only, 下下周三 as next Wednesday); the 8 after them were said after reading periods.py,
@@ -20,7 +20,4 @@ MISSED: set[str] = set()
 
 @pytest.mark.parametrize("case", cases(__file__, "reads_probes.jsonl", MISSED))
 def test_periods_due_dates_follow_ups_and_places_as_people_say_them(app, session, monkeypatch, case):
-    result = judged(app, session, monkeypatch, case)
-    assert result.ok, f"{case['text']!r}: {result.why}"
-    if case["tool"] not in WRITES:  # a read is never a write
-        assert not {c["name"] for c in result.calls} & WRITES
+    answered_as_asked(app, session, monkeypatch, case)

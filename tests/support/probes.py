@@ -30,6 +30,15 @@ def judged(app, session, monkeypatch, case: dict) -> Result:
     return evaluate(session, [case])[0]
 
 
+def answered_as_asked(app, session, monkeypatch, case: dict) -> Result:
+    """The judge's verdict, which must be right; a case that expects a read gets no write at all."""
+    result = judged(app, session, monkeypatch, case)
+    assert result.ok, f"{case['text']!r}: {result.why}"
+    if case["tool"] not in WRITES:  # a read is never a write
+        assert not {c["name"] for c in result.calls} & WRITES
+    return result
+
+
 def booked(code: str, kind: str, quantity) -> dict:
     """The booking a case expects proposed."""
     return {
