@@ -12,7 +12,10 @@ that they may put attributes on (OpenTelemetry's instrumentation keeps its span 
 statement is in the trace); what they return is not used. So what counts, watches or traces
 statements (the benchmarks, tests, traces) sees these too. After an error, as in Core, the
 `handle_error` listeners are told instead (a trace's span ends there as an error); with none, the
-`after` listeners are, so what they opened closes.
+`after` listeners are, so what they opened closes. In a direct transaction on PostgreSQL the
+statements are queued in a pipeline (begin_pipelined): the `after` listeners are told once one is
+queued, and its error comes up where the client next waits (a later statement's answer, the COMMIT),
+raised as that one's.
 """
 
 from __future__ import annotations
