@@ -36,7 +36,7 @@ def install_connection_check(engine: Engine) -> None:
       is pinged first. Middleboxes wait minutes before they drop anything.
     A gone connection is thrown away (DisconnectionError; a failed ping, InvalidatePoolError: its
     idle neighbours are likely gone too) and the pool opens another. This replaces
-    `pool_pre_ping`, which pinged at every checkout: two of a chat message's nine round trips, and
+    `pool_pre_ping`, which pinged at every checkout: two round trips more a chat message, and
     a tenth of its CPU in the worker and in PostgreSQL (measured in docs/benchmarks.md). Under
     load no connection sits idle for long, so nothing is pinged."""
     if engine.dialect.name != "postgresql":
