@@ -41,7 +41,6 @@ def test_a_message_makes_four_round_trips_or_fewer(app):
         with counted(db.engine) as trips:
             answer_id = _message(staff, "面粉还有多少")
         db.session.commit()
-        print(trips.round_trips, dict(trips.sent), *trips.trips, sep="\n")
         assert trips.round_trips <= 4, trips
         with db.engine.connect() as conn:  # straight from the database
             stored = conn.execute(
