@@ -14,7 +14,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapper, Session, configure_mappers, scoped_session
 from sqlalchemy.orm.attributes import instance_dict, instance_state, set_committed_value
 
-from inventory_ai.statements import Direct, Prepared, commit, send
+from inventory_ai.statements import Direct, Prepared, begin_pipelined, commit, end_pipeline, send
 from inventory_ai.writer_turns import WRITE_LOCK_SECONDS, SQLiteConnection, TurnNotHad, WriterTurns
 
 # A pooled PostgreSQL connection idle longer than this is pinged before it is used
@@ -36,7 +36,7 @@ def install_connection_check(engine: Engine) -> None:
       is pinged first. Middleboxes wait minutes before they drop anything.
     A gone connection is thrown away (DisconnectionError; a failed ping, InvalidatePoolError: its
     idle neighbours are likely gone too) and the pool opens another. This replaces
-    `pool_pre_ping`, which pinged at every checkout: two of a chat message's nine round trips, and
+    `pool_pre_ping`, which pinged at every checkout: two round trips more a chat message, and
     a tenth of its CPU in the worker and in PostgreSQL (measured in docs/benchmarks.md). Under
     load no connection sits idle for long, so nothing is pinged."""
     if engine.dialect.name != "postgresql":
@@ -192,15 +192,21 @@ def direct_write(session: Session) -> Iterator[Direct]:
         session.commit()
     engine = session.get_bind()
     pooled = engine.raw_connection()
+    direct = Direct(engine, pooled)
+    # PostgreSQL: BEGIN, the statements and COMMIT in one pipeline (statements.begin_pipelined)
+    pipelined = engine.dialect.driver == "psycopg"
     ended = False  # committed or rolled back here: the pool need not roll it back again
     try:
-        direct = Direct(engine, pooled)
         if engine.dialect.name == "sqlite":
             _sqlite_begin(direct, "BEGIN IMMEDIATE")
+        elif pipelined:
+            begin_pipelined(direct)
         yield direct
         commit(direct)
         ended = True
-    except BaseException:
+    except BaseException as error:
+        if direct.pipeline is not None:  # out of the pipeline first: its answers read, errors and all
+            end_pipeline(direct, error)
         if pooled.is_valid:  # else its connection was dropped, and the transaction with it
             try:
                 pooled.rollback()
@@ -212,6 +218,12 @@ def direct_write(session: Session) -> Iterator[Direct]:
         session.expire_all()
         raise
     finally:
+        if pipelined and ended:  # idle again: back out of the autocommit the pipeline needed
+            try:
+                pooled.dbapi_connection.autocommit = False
+            except engine.dialect.loaded_dbapi.Error:
+                pooled.invalidate()
+                ended = False
         if ended:  # back to the pool without its reset (a second rollback), as Core's Connection.close does
             pooled._close_special(transaction_reset=True)
         else:

@@ -12,7 +12,10 @@ that they may put attributes on (OpenTelemetry's instrumentation keeps its span 
 statement is in the trace); what they return is not used. So what counts, watches or traces
 statements (the benchmarks, tests, traces) sees these too. After an error, as in Core, the
 `handle_error` listeners are told instead (a trace's span ends there as an error); with none, the
-`after` listeners are, so what they opened closes.
+`after` listeners are, so what they opened closes. In a direct transaction on PostgreSQL the
+statements are queued in a pipeline (begin_pipelined): the `after` listeners are told once one is
+queued, and its error comes up where the client next waits (a later statement's answer, the COMMIT),
+raised as that one's.
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ class Direct:
     def __init__(self, engine: Engine, pooled: PoolProxiedConnection):
         self.engine, self.dialect, self.dispatch = engine, engine.dialect, engine.dispatch
         self.connection = pooled
+        # psycopg's Pipeline and the block that holds the connection in it, while the transaction is
+        # sent as one (begin_pipelined)
+        self.pipeline, self.pipeline_block = None, None
 
     def invalidate(self, error: BaseException) -> None:
         self.connection.invalidate(error)
@@ -89,10 +95,15 @@ class Prepared:
         self._latest = (dialect, compiled)
         return compiled
 
-    def execute(self, where: Session | Direct, rows: list[dict], returning: bool = False) -> list | int:
+    def execute(
+        self, where: Session | Direct, rows: list[dict], returning: bool = False, matched: bool = False
+    ) -> list | int | None:
         """Send the statement once per row (one executemany for several, with `returning` on
         psycopg only), in the session's transaction or a direct one. Returns the first column of
-        each row's RETURNING, else the number of rows the statement matched."""
+        each row's RETURNING, else the number of rows the statement matched. In a pipelined direct
+        transaction (begin_pipelined) the statement is only queued: None, unless `matched` asks
+        for the count, which waits for the server's answer (a round trip)."""
+        pipeline = where.pipeline if isinstance(where, Direct) else None
         connection = where if isinstance(where, Direct) else where.connection()
         dialect = connection.dialect
         compiled = self._for(dialect)
@@ -120,6 +131,11 @@ class Prepared:
                 return returned
             several = len(parameters) > 1
             _sent(connection, cursor, compiled.sql, parameters if several else parameters[0], several)
+            if pipeline is None:
+                return cursor.rowcount
+            if not matched:
+                return None
+            pipeline.sync()  # inside the transaction's BEGIN: a Sync ends nothing, the count comes back
             return cursor.rowcount
         except dialect.loaded_dbapi.Error as error:
             raise _wrapped(connection, raw, cursor, compiled.sql, parameters, error) from error
@@ -185,11 +201,47 @@ def send(connection: Connection | Direct, sql: str) -> None:
 
 def commit(direct: Direct) -> None:
     """A direct transaction's COMMIT, its error raised as Core would (a dropped connection's pool
-    invalidated as at a statement)."""
+    invalidated as at a statement). A pipelined one's COMMIT goes with what is still queued, and
+    the pipeline's end is the one wait for all of it; an error of a statement whose answer nobody
+    waited for comes up here."""
     try:
-        direct.connection.commit()
+        if direct.pipeline is None:
+            direct.connection.commit()
+            return
+        with direct.connection.dbapi_connection.cursor() as cursor:
+            cursor.execute("COMMIT")  # queued
+        end_pipeline(direct)
     except direct.dialect.loaded_dbapi.Error as error:
         raise _wrapped(direct, direct.connection.dbapi_connection, None, "COMMIT", (), error) from error
+
+
+def begin_pipelined(direct: Direct) -> None:
+    """PostgreSQL through psycopg: the direct transaction's BEGIN, statements and COMMIT sent in
+    one pipeline, so that the client waits only where it reads an answer (a SELECT's rows, a
+    RETURNING, a count asked for) and once at the end (commit). psycopg sends its own BEGIN before a
+    transaction's first statement and waits for it, in a pipeline too, so the connection is in
+    autocommit while the pipeline lasts and the BEGIN and the COMMIT are sent here, as statements
+    of the pipeline: the same transaction, without its two waits of their own. It stays all or
+    nothing: after an error PostgreSQL skips what follows in the pipeline, COMMIT included, and the
+    caller rolls back (database.direct_write)."""
+    raw = direct.connection.dbapi_connection
+    raw.autocommit = True  # no round trip: psycopg only checks that the connection is idle
+    direct.pipeline_block = raw.pipeline()
+    direct.pipeline = direct.pipeline_block.__enter__()
+    with raw.cursor() as cursor:
+        cursor.execute("BEGIN")  # queued: it goes with the first statement
+
+
+def end_pipeline(direct: Direct, error: BaseException | None = None) -> None:
+    """The direct transaction's pipeline ended: what is queued sent with a Sync, its answers read
+    (the first error among them raised, unless the block already raises `error`), and the connection
+    out of pipeline mode. Its transaction is then committed, or open or failed for the caller to
+    roll back; the connection leaves autocommit in database.direct_write."""
+    block, direct.pipeline, direct.pipeline_block = direct.pipeline_block, None, None
+    if error is None:
+        block.__exit__(None, None, None)
+    else:
+        block.__exit__(type(error), error, error.__traceback__)
 
 
 def _close(cursor, dialect) -> None:

@@ -214,7 +214,7 @@ def ending(
     ended = END_ANSWER.execute(where, [
         {"message": message.id, "new_content": text, "new_status": status, "new_error": error_code,
          "ended_at": ended_at, "new_model": model, "more_in": more_in, "more_out": more_out},
-    ])  # fmt: skip
+    ], matched=True)  # fmt: skip
     if ended != 1:
         add_tokens(where, message, more_in, more_out)
         return False
