@@ -218,7 +218,7 @@ def direct_write(session: Session) -> Iterator[Direct]:
         session.expire_all()
         raise
     finally:
-        if pipelined and ended:  # idle again: back out of the autocommit the pipeline needed
+        if pipelined and pooled.is_valid:  # back out of the autocommit the pipeline needed, whatever ended it
             try:
                 pooled.dbapi_connection.autocommit = False
             except engine.dialect.loaded_dbapi.Error:
