@@ -66,7 +66,8 @@ def two_asks(text: str, plan_of: Reads, named: Names, asked=None, placed=lambda 
     asked = list(asked or parts(text))
     if len(asked) != 2:
         return None
-    whether = [_WHETHER.search(a + text[text.find(a) + len(a) :][:1]) or _SUPPOSED.search(a) for a in asked]
+    marks = [text[text.find(a) + len(a) :][:1] for a in asked]  # each part's "?", if it has one
+    whether = [_WHETHER.search(a + m) or _SUPPOSED.search(a) for a, m in zip(asked, marks, strict=True)]
     first_name, second_name = named(asked[0]), named(asked[1])
     if first_name and not second_name and plan_of(asked[1]).tool not in _OF_ALL:
         asked[1] = f"{first_name} {asked[1]}"
@@ -76,7 +77,9 @@ def two_asks(text: str, plan_of: Reads, named: Names, asked=None, placed=lambda 
         asked[1] = f"{where} {asked[1]}"  # "…of the packaging store, and list what's low there"
     first, second = plan_of(asked[0]), plan_of(asked[1])
     if any(p.tool in WRITES and w for p, w in zip((first, second), whether, strict=True)):
-        read = next((p for p in (first, second) if p.tool not in (None, *WRITES)), None)  # the read alone
+        plans = zip(asked, marks, (first, second), whether, strict=True)
+        again = [plan_of(a + m) if p.tool in WRITES and w else p for a, m, p, w in plans]
+        read = next((p for p in again if p.tool not in (None, *WRITES)), None)  # the read alone, with its "?"
         return None if read and read.tool in _OF_ALL else read  # "…需要的话就提交": the whole message read
     about = {first.arguments.get("material"), second.arguments.get("material")}
     if not (first.tool and second.tool) or (first.tool == second.tool and (None in about or len(about) < 2)):

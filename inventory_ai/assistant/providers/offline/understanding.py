@@ -41,9 +41,12 @@ from inventory_ai.text import language_of
 def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     """The plan for a message: its asks (asks.py) each read as a request of its own; `earlier` are
     the conversation's recent user turns, for a follow-up that leans on them."""
-    meant = amounts.corrected(text, lambda part: read(part, ctx))
-    if earlier and (fixed := amounts.restated(text, earlier[-1], lambda part: read(part, ctx))):
-        meant = fixed if _one(earlier[-1], ctx).tool == "record_stock_movement" else meant  # never a purchase
+    reader = lambda part: read(part, ctx)  # noqa: E731
+    meant, before = amounts.corrected(text, reader), earlier[0] if earlier else ""
+    for turn in earlier[1:]:  # "入库全蛋液5桶", "不对，是6桶": the booking the turns before said last
+        before = amounts.restated(turn, before, reader) or turn
+    if earlier and (fixed := amounts.restated(text, before, reader)):
+        meant = fixed if _one(before, ctx).tool == "record_stock_movement" else meant  # never a purchase
     zh = (ctx.language or language_of(text)) == "zh"
     how = dict(
         one=lambda t: _one(t, ctx),
@@ -62,6 +65,8 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
         return Plan(reply=replies.said(zh, "booked_before"))  # booked or waiting: a correction books it twice
     if earlier and writes and _files_again(text, whole, writes, earlier[-1], ctx):
         return Plan(reply=replies.said(zh, "purchase_filed"))
+    if earlier and not writes and amounts.opens(text) and _one(before, ctx).tool == "create_purchase_request":
+        return Plan(reply=replies.said(zh, "purchase_filed"))  # "sorry, should be 12 cases": filed already
     return whole
 
 
