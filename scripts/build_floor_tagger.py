@@ -77,7 +77,7 @@ def _amount(rng: random.Random, zh: bool, pack: str) -> list[tuple[str, str]]:
         number = str(rng.choice([rng.randint(1, 30), rng.randint(1, 300), rng.randint(100, 5000)]))
     if rng.random() < 0.55:
         word = (
-            (pack if pack and rng.random() < 0.6 else rng.choice("箱袋桶瓶盒包罐"))
+            (pack if pack and rng.random() < 0.6 else rng.choice(w["PACKS_ZH"]))
             if zh
             else rng.choice(w["PACKS_EN"])
         )
@@ -140,6 +140,8 @@ def generated(rng: random.Random, materials: dict, places: dict) -> tuple[str, l
             pieces.append((said, kind))
         else:
             pieces.append((token if not zh or rng.random() < 0.7 else token.replace(" ", ""), ""))
+    if rng.random() < mixed["ordered"]:  # "麻烦记一笔，冷库出…", "log it: …": words that only say to log it
+        pieces.insert(0, (rng.choice(w[f"ORDERED_{lang}"]), ""))
     return ("zh" if zh else "en"), pieces
 
 
