@@ -6,7 +6,9 @@ is not the warehouse's but names a material (a recipe, a market price, health) i
 tool; a correction in the turn after a declined booking ("不对，是8袋", "sorry, make that 30 kg",
 "错了，是低筋的") books the corrected amount or material; two asks in one message are two calls.
 About half are controls that read or write as they did before. The cases are in tail_probes.jsonl
-beside this file, judged by meaning on the plant's day; a case still missed is marked (strict)."""
+beside this file, judged by meaning on the plant's day; a case still missed is marked (strict).
+TP001-TP109 were written before any miss was read; TP110-TP148 after reading the odd ids' misses of
+dev_gl, dev_gm and dev_gn, as variants of their kinds (never their sentences), with controls beside."""
 
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ import pytest
 
 from tests.support.probes import WRITES, cases, judged
 
-# Still missed (work left). First run, before any change: 97/109 (every history and floor-order probe
-# right already; out of scope 8/12, corrections in the next turn 6/12).
+# First run, before any change: 97/109 (every history and floor-order probe right already; out of scope
+# 8/12, corrections in the next turn 6/12); now 148/148.
 MISSED: set[str] = set()
 
 

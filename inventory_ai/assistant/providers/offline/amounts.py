@@ -201,11 +201,6 @@ def restated(text: str, before: str, reading) -> str | None:
     return None if fixed in (None, f"{before}，不对，{rest}") else fixed
 
 
-def opens(text: str) -> bool:
-    """Whether a message opens or closes with the words of a correction (不对, 错了, 改成, "sorry", "oops")."""
-    return bool(_OPENS.match(text) or _CLOSES.search(text) or re.search(words.CORRECTION_SAID, text, re.I))
-
-
 def each_booked(r: Reading) -> list[str] | None:
     """Two materials in one booking, each with its amount ("出库无盐黄油5公斤和高筋面粉10公斤"): the request
     for each, the other's name and amount (in the order said) blanked. None: one booking."""

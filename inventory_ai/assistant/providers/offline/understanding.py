@@ -61,12 +61,12 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
         return Plan(reply=replies.said(zh, "correction_unclear"))  # never a guess
     if meant == text and "create_purchase_request" in writes and amounts.soft_correction_said(text):
         return Plan(reply=replies.said(zh, "purchase_unclear"))  # "…20袋，不好意思，30袋的话多少钱"
-    if ctx.booked_before and writes and re.search(words.CORRECTION_SAID, text, re.I):
+    said = re.search(words.CORRECTION_SAID, text, re.I)  # 不对, 错了, "sorry": a correction said
+    if ctx.booked_before and writes and said:
         return Plan(reply=replies.said(zh, "booked_before"))  # booked or waiting: a correction books it twice
-    if earlier and writes and _files_again(text, whole, writes, earlier[-1], ctx):
+    bought = earlier and not writes and said and _one(before, ctx).tool == "create_purchase_request"
+    if bought or (earlier and writes and _files_again(text, whole, writes, earlier[-1], ctx)):
         return Plan(reply=replies.said(zh, "purchase_filed"))
-    if earlier and not writes and amounts.opens(text) and _one(before, ctx).tool == "create_purchase_request":
-        return Plan(reply=replies.said(zh, "purchase_filed"))  # "sorry, should be 12 cases": filed already
     return whole
 
 
