@@ -16,9 +16,11 @@ import pytest
 
 from tests.support.probes import WRITES, cases, judged
 
-# First run, before any change: 97/109 (every history and floor-order probe right already; out of scope
-# 8/12, corrections in the next turn 6/12); now 148/148.
-MISSED: set[str] = set()
+# Still missed (work left): a booking in the floor's order after words that only say to log it
+# (麻烦登记一下，…, 帮忙记一下 …): the tagger reads 一下 as an amount. A retrained tagger read them, but
+# booked "got 2 bags of rye flour out for the bread line" in and was kept out. First run, before any
+# change: 97/109 (out of scope 8/12, corrections in the next turn 6/12); now 151/153.
+MISSED = {"TP118", "TP119"}
 
 
 @pytest.mark.parametrize("case", cases(__file__, "tail_probes.jsonl", MISSED))

@@ -64,8 +64,8 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     said = re.search(words.CORRECTION_SAID, text, re.I)  # 不对, 错了, "sorry": a correction said
     if ctx.booked_before and writes and said:
         return Plan(reply=replies.said(zh, "booked_before"))  # booked or waiting: a correction books it twice
-    bought = earlier and not writes and said and _one(before, ctx).tool == "create_purchase_request"
-    if bought or (earlier and writes and _files_again(text, whole, writes, earlier[-1], ctx)):
+    asked = re.search(words.QUESTION, text, re.I)  # 不对，低筋面粉库存是多少来着 after a purchase: asked
+    if earlier and (writes or (said and not asked)) and _files_again(text, whole, writes, earlier[-1], ctx):
         return Plan(reply=replies.said(zh, "purchase_filed"))
     return whole
 
