@@ -119,6 +119,10 @@ _NOT_A_REPLACEMENT = re.compile(words.NOT_A_REPLACEMENT, re.I)  # 不是, 还剩
 _REMARK_BEFORE = re.compile(f"(?:{words.AMOUNT_REMARKED_BEFORE})\\s*$", re.I)  # 只剩3袋, 少了2公斤
 _REMARK_AFTER = re.compile(words.AMOUNT_REMARKED_AFTER, re.I)  # "3 bags left", "2 kg short"
 _NOT_ORDERED_BEFORE = re.compile(words.BOOKING_NOT_ORDERED, re.I)  # 出库2袋吗, 先别出 (offline_words.json)
+_EDGE = "[\\s，,。.!！:：-]"  # what stands between a correction's opening words and the rest
+_OPENS = re.compile(f"^(?:{_EDGE}*(?:{words.CORRECTION_OPENS}))+{_EDGE}*", re.I)  # 不对，…; "oops, …"
+_CLOSES = re.compile(f"(?:{_EDGE}+(?:刚才)?(?:{words.CORRECTION_OPENS}){_EDGE}*)+$", re.I)  # …，刚才看错了
+_COUNT = re.compile(r"\s*(?:[\d.]+|[零一二两三四五六七八九十百千万半]+)")  # a count said first ("5 ctn")
 
 
 def corrected(text: str, reading) -> str | None:
@@ -134,20 +138,23 @@ def corrected(text: str, reading) -> str | None:
     before, after = text[: marks[-1].start()], text[marks[-1].end() :]
     (was, now), named = (reading(before), reading(after)), _WAY.search(after)
     said, old, way = [m for m in now.links.materials if m.exact], primary(was.links), _WAY.search(before)
-    amounts = now.slots.quantities
+    amounts, places, old_places = now.slots.quantities, now.links.of("warehouse"), was.links.of("warehouse")
     if was.slots.quantities and remarked(before, was.slots.quantities[-1]):
         return text  # "盘点少了2公斤，改成3公斤": the count in place of no amount
     soft = (m := _SOFT.match(text, marks[-1].start())) and m.end() == marks[-1].end()
     if soft and (said or amounts or named) and re.search(r"[?？吗呢]\s*$", after):
         return None  # "出库高筋面粉2袋，哦是3袋吗": asked, not said
-    if not (said or amounts or named) or (soft and not _only_replacement(after, now)):
+    if not (said or amounts or named or places) or (soft and not _only_replacement(after, now)):
         return text  # "应该是够用", "抱歉，1箱是破的" put nothing in place of anything
-    starts = [m.span[0] for m in said] + [q.span[0] for q in amounts] + [named.start() if named else 99]
-    if len(marks) > 1 or _NOT_A_REPLACEMENT.search(after) or len(after[: min(starts)].strip(" ，,：:")) > 3:
+    starts = [m.span[0] for m in [*said, *amounts, *places]] + [named.start() if named else 99]
+    if len(marks) > 1 or _NOT_A_REPLACEMENT.search(after) or len(_FILLER.sub("", after[: min(starts)])) > 3:
         return None  # "不是10箱，是10盒，不对，是12盒", "更正：10公斤不是10箱", "还剩5公斤", "再加8公斤"
     edits = [(old.span, said[-1].text)] if said and old else []
-    if now.slots.quantities and was.slots.quantities:
-        edits.append((was.slots.quantities[-1].span, after[slice(*now.slots.quantities[-1].span)]))
+    edits += [(old_places[-1].span, after[slice(*places[-1].span)])] if places and old_places else []
+    if amounts and was.slots.quantities:  # a bare number in place of "5 ctn" is as many of the same
+        new, was_said = after[slice(*amounts[-1].span)], before[slice(*was.slots.quantities[-1].span)]
+        same = _COUNT.match(was_said) if bare(amounts[-1]) and not bare(was.slots.quantities[-1]) else None
+        edits.append((was.slots.quantities[-1].span, new.strip() + was_said[same.end() :] if same else new))
     if named and way and direction(after) != direction(before):
         edits.append((way.span(), named.group(0)))
     for (start, end), words_said in sorted(edits, reverse=True):
@@ -164,6 +171,7 @@ def _only_replacement(after: str, now: Reading, whole: bool = False) -> bool:
     """Whether the words after a correction are nothing but what replaces (是 and a material, an
     amount, a direction; RESTATED_FILLER aside) in their first clause, or (`whole`) in all."""
     spans = [m.span for m in now.links.materials if m.exact] + [w.span() for w in _WAY.finditer(after)]
+    spans += [p.span for p in now.links.of("warehouse")]  # "是冷库": the place corrected
     spans += [s for q in now.slots.quantities for s in (q.span, *q.more_spans)]
     left = slot.blank(after, spans).strip(" ，,：:")
     left = left if whole else re.split(r"[，,。；;！!？?]", left, maxsplit=1)[0]
@@ -178,12 +186,19 @@ def restated(text: str, before: str, reading) -> str | None:
     if _NOT_ORDERED_BEFORE.search(before):
         return None
     rest = next((said[m.end() :] for said in (f"，{text}", text) if (m := _CORRECTED.match(said))), None)
+    opened, closed = _OPENS.match(text), _CLOSES.search(text)  # "不对不对，是12公斤", "还是5桶，刚才看错了"
+    if (rest is None or not _only_replacement(rest, reading(rest), whole=True)) and (opened or closed):
+        rest = text[opened.end() if opened else 0 : closed.start() if closed else len(text)]
+    old = primary(reading(before).links)  # "pistachio kernels not cashews": the one it replaces, unsaid
+    not_old = old and re.search(rf"{_EDGE}*(?:\bnot|不是)\s*{re.escape(old.text)}{_EDGE}*$", rest or "", re.I)
+    rest = rest[: not_old.start()] if not_old else rest
     if rest is None or not _only_replacement(rest, now := reading(rest), whole=True):
         return None
-    if now.links.materials and (not re.match(r"\s*是", rest) or _WAY.search(rest)):
-        return None  # a material only after 是 ("是淡奶油"), and never with a direction
-    fixed = corrected(f"{before}，{text}", reading)
-    return None if fixed in (None, f"{before}，{text}") else fixed
+    named_after = re.match(r"\s*(?:是|换成|(?:it'?s|it is|i meant?|should be)\b)", rest, re.I) or not_old
+    if now.links.materials and (not named_after or _WAY.search(rest)):
+        return None  # a material only after 是 ("是淡奶油") or before "not" the one booked, never with a direction
+    fixed = corrected(f"{before}，不对，{rest}", reading)
+    return None if fixed in (None, f"{before}，不对，{rest}") else fixed
 
 
 def each_booked(r: Reading) -> list[str] | None:

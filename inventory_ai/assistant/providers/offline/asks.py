@@ -74,9 +74,10 @@ def two_asks(text: str, plan_of: Reads, named: Names, asked=None, placed=lambda 
         asked[0] = f"{second_name} {asked[0]}"
     if (where := placed(asked[0])) and not placed(asked[1]):
         asked[1] = f"{where} {asked[1]}"  # "…of the packaging store, and list what's low there"
-    first, second = plan_of(asked[0]), plan_of(asked[1])
-    if any(p.tool in WRITES and w for p, w in zip((first, second), whether, strict=True)):
-        read = next((p for p in (first, second) if p.tool not in (None, *WRITES)), None)  # the read alone
+    plans = first, second = plan_of(asked[0]), plan_of(asked[1])
+    if any(p.tool in WRITES and w for p, w in zip(plans, whether, strict=True)):
+        again = map(lambda a, p, w: plan_of(f"{a}?") if w and p.tool in WRITES else p, asked, plans, whether)
+        read = next((p for p in again if p.tool not in (None, *WRITES)), None)  # the read alone, asked
         return None if read and read.tool in _OF_ALL else read  # "…需要的话就提交": the whole message read
     about = {first.arguments.get("material"), second.arguments.get("material")}
     if not (first.tool and second.tool) or (first.tool == second.tool and (None in about or len(about) < 2)):
@@ -159,8 +160,8 @@ def message(text: str, earlier: tuple, one: Reads, named: Names, refused, zh: bo
         return kept
     history = whole.tool == "get_stock_movements" and not ({"material", "warehouse"} & set(whole.arguments))
     again = earlier and (not whole.tool or history) and follow_up(text, list(earlier), named)
-    if again and (leaned := one(again)).tool:  # "出库5公斤", "这个月谁领过" after 低筋面粉: it
-        return leaned
+    if again and one(again).tool:  # "出库5公斤", "这个月谁领过" after 低筋面粉: it, and a second ask of it
+        return message(again, (), one, named, refused, zh, placed)
     if len(parts(text)) == 2 and (both := two_asks(text, one, named, placed=placed)):
         return both
     if len(parts(text)) == 1 and whole.tool not in (None, "search_materials") and not whole.then:

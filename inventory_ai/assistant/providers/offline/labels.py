@@ -131,10 +131,12 @@ def told_or_asked(label: str, text: str, r: Reading) -> str:
     returned = amount_of_a_material and _said(words.RETURNED, text) and not _said(words.QUESTION, text)
     if returned and label not in ("teach", "purchase"):
         label = "book_in"  # goods brought back to stock are booked in, whenever they were taken
-    told = amount_of_a_material and not asks(text) and not _said(words.RECORDS, text)
+    asked = asks(text) or _said(words.RECORDS, text)
+    told = amount_of_a_material and not asked
     if label == "movements" and told and (way := direction(text)) in ("inbound", "outbound"):
         label = BOOKINGS[way]  # "今天 whole milk 用了 2 cases": what happened told with its amount
-    if label in BOOKINGS.values() and not r.slots.quantities and (asks(text) or _said(words.RECORDS, text)):
+    when = _said(words.EVENT_ASKED, text) and not _said(words.BOOKING_ORDERED, text)  # 是几点入的, "did we…?"
+    if label in BOOKINGS.values() and (when or not r.slots.quantities) and asked:
         return "movements"  # asked about, not told, or their records: what happened is history
     if label in ("lookup", "stats") and r.links.materials and _said(words.RECORD_NOUNS, text):
         return "movements"  # "can you check the mascarpone transfers"

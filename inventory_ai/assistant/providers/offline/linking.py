@@ -255,7 +255,8 @@ class Linker(PlaceFinder):
         # What it is said to be, without the ask's words (还有多少, how much left) and the particles
         # (的那种): they pair with the words beside them into pairs no description means.
         plain = re.sub(words.DESCRIBES, lambda m: " " * len(m.group(0)), text, flags=re.I)
-        plain = words.ZH_STOP_WORDS.sub(lambda m: " " * len(m.group(0)), plain)
+        for said_apart in (words.ZH_STOP_WORDS, words.PRODUCTION_LINE):  # a line (蛋糕线) is where goods go
+            plain = said_apart.sub(lambda m: " " * len(m.group(0)), plain)
         plain = re.sub(rf"[{''.join(words.FUNCTION_CHARS)}]", " ", plain)
         found = re.finditer(rf"{EN_WORD}|[\u4e00-\u9fff]+|\d+%", plain)
         said = [m for m in found if m.group(0).lower() not in words.EN_STOP]

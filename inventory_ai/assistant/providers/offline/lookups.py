@@ -25,13 +25,10 @@ def lookup(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         # "奶油相关的都有哪些？淡奶油、奶油奶酪这些": the list asked for is of the first, loosest word,
         # unless the word to search for is said right after the asking ("…帮我搜一下泡打粉").
         mention = _searched_for(r) or min(r.links.materials, key=lambda m: (m.named, m.span[0]))
-    if (
-        mention is not None
-        and mention.exact
-        and (not category or category == mention.best.category)  # 包装里放的吸氧小包: its own kind
-        and "get_material_detail" in ctx.offered
-        and not (asked_for_a_list and (not mention.named or len(r.links.materials) > 1))
-    ):  # one material named: its detail, unless a search was asked for with a partial name
+    # One material named: its detail (of its own kind: 包装里放的吸氧小包), unless searched for by a part
+    own_kind = mention is not None and mention.exact and category in (None, mention.best.category)
+    listed = asked_for_a_list and mention is not None and (not mention.named or len(r.links.materials) > 1)
+    if own_kind and "get_material_detail" in ctx.offered and not listed:
         return Plan("get_material_detail", {"material": mention.best.code})
     if mention is None and r.slots.codes and "get_material_detail" in ctx.offered:
         # A code no material has: the detail says so plainly, rather than a vague question.
@@ -69,13 +66,9 @@ def _a_kind(r: Reading, ctx: Context, asked_for_a_list) -> Plan | None:
         return Plan("search_materials", {"category": category})
     if marked := _marked_term(r):
         return Plan("search_materials", {"keyword": marked})  # "anything called 'salt'", "almond-based"
-    if (
-        mention is not None
-        and mention.named
-        and len(r.links.materials) == 1
-        and re.search(words.EVERY_KIND, r.text, re.I)
-        and ctx.linker.catalogue.search(mention.text).total > 1
-    ):  # "泡打粉 两种都还有吗": every material the name covers, not the one it is exactly
+    named_alone = mention is not None and mention.named and len(r.links.materials) == 1
+    every = named_alone and re.search(words.EVERY_KIND, r.text, re.I)  # "泡打粉 两种都还有吗": all it covers
+    if every and ctx.linker.catalogue.search(mention.text).total > 1:
         return Plan("search_materials", {"keyword": mention.text})
     return None
 

@@ -184,11 +184,11 @@ def period(text: str, today: date) -> Period | None:
     for pattern, read in _READERS:
         if (m := pattern.search(text)) and (found := read(m, text, today)):
             return found
-    for said, month_day in words.NAMED_DAYS:  # 双十一那天, Christmas: the last one up to today
-        if m := re.search(f"(?:{said})(?:那一?天|当天)?", text, re.I):
+    for said, month_day in words.NAMED_DAYS:  # 双十一那天, Christmas: the last one up to today; 双十一以来 on
+        if m := re.search(f"(since )?(?:{said})(?:那一?天|当天|(以来|之后|以后|至今|起))?", text, re.I):
             day = date(today.year, *map(int, month_day.split("-")))
             day = day if day <= today else day.replace(year=today.year - 1)
-            return Period(day, day, m.span())
+            return Period(day, today if m.group(1) or m.group(2) else day, m.span())
     for pattern, kind in _PERIOD_RES:
         if not (m := pattern.search(text)):
             continue

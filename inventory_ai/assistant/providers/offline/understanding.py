@@ -41,9 +41,12 @@ from inventory_ai.text import language_of
 def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     """The plan for a message: its asks (asks.py) each read as a request of its own; `earlier` are
     the conversation's recent user turns, for a follow-up that leans on them."""
-    meant = amounts.corrected(text, lambda part: read(part, ctx))
-    if earlier and (fixed := amounts.restated(text, earlier[-1], lambda part: read(part, ctx))):
-        meant = fixed if _one(earlier[-1], ctx).tool == "record_stock_movement" else meant  # never a purchase
+    reader = lambda part: read(part, ctx)  # noqa: E731
+    meant, before = amounts.corrected(text, reader), earlier[0] if earlier else ""
+    for turn in earlier[1:]:  # "入库全蛋液5桶", "不对，是6桶": the booking the turns before said last
+        before = amounts.restated(turn, before, reader) or turn
+    if earlier and (fixed := amounts.restated(text, before, reader)):
+        meant = fixed if _one(before, ctx).tool == "record_stock_movement" else meant  # never a purchase
     zh = (ctx.language or language_of(text)) == "zh"
     how = dict(
         one=lambda t: _one(t, ctx),
@@ -58,9 +61,11 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
         return Plan(reply=replies.said(zh, "correction_unclear"))  # never a guess
     if meant == text and "create_purchase_request" in writes and amounts.soft_correction_said(text):
         return Plan(reply=replies.said(zh, "purchase_unclear"))  # "…20袋，不好意思，30袋的话多少钱"
-    if ctx.booked_before and writes and re.search(words.CORRECTION_SAID, text, re.I):
+    said = re.search(words.CORRECTION_SAID, text, re.I)  # 不对, 错了, "sorry": a correction said
+    if ctx.booked_before and writes and said:
         return Plan(reply=replies.said(zh, "booked_before"))  # booked or waiting: a correction books it twice
-    if earlier and writes and _files_again(text, whole, writes, earlier[-1], ctx):
+    asked = re.search(words.QUESTION, text, re.I)  # 不对，低筋面粉库存是多少来着 after a purchase: asked
+    if earlier and (writes or (said and not asked)) and _files_again(text, whole, writes, earlier[-1], ctx):
         return Plan(reply=replies.said(zh, "purchase_filed"))
     return whole
 
