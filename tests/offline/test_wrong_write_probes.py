@@ -14,29 +14,8 @@ from tests.support.probes import WRITES, cases, judged
 
 # On main 33 of the 66 failed (WW01-WW50: 23, marked until the fix; WW51-WW66, written after it: 10).
 # WW95-WW169 (a booking asked about, an arrival with what to do then, a stock remark, a count not to
-# book, a quoted order; 36 of them orders that must still write): 28 failed on main, marked until fixed.
-MISSED: set[str] = {
-    f"WW{n}"
-    for n in (
-        95,
-        96,
-        99,
-        101,
-        102,
-        103,
-        105,
-        106,
-        *range(114, 121),
-        126,
-        128,
-        129,
-        130,
-        131,
-        133,
-        *range(139, 145),
-        152,
-    )
-}
+# book, a quoted order; 36 of them orders that must still write): 28 failed on main, none now.
+MISSED: set[str] = set()
 
 
 @pytest.mark.parametrize("case", cases(__file__, "wrong_write_probes.jsonl", MISSED))
