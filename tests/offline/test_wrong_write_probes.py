@@ -14,7 +14,8 @@ from tests.support.probes import WRITES, cases, judged
 
 # On main 33 of the 66 failed (WW01-WW50: 23, marked until the fix; WW51-WW66, written after it: 10).
 # WW95-WW169 (a booking asked about, an arrival with what to do then, a stock remark, a count not to
-# book, a quoted order; 36 of them orders that must still write): 28 failed on main, none now.
+# book, a quoted order; 36 of them orders that must still write): 28 failed on main, none now. WW170-WW173:
+# a count said with 只有, a return of what is left, a safety stock said before the order (failed: 80 kg filed).
 MISSED: set[str] = set()
 
 
