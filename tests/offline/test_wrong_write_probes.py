@@ -17,6 +17,7 @@ from tests.support.probes import WRITES, cases, judged
 # book, a quoted order; 36 of them orders that must still write): 28 failed on main, none now. WW170-WW173:
 # a count said with 只有, a return of what is left, a safety stock said before the order (failed: 80 kg filed).
 # WW174-WW179, orders beside those words: "When you get a moment, book in…" still reads the history first.
+# WW180-WW192, more ways of saying the same (没问题吧, "on arrival", 不用调整, 还剩大概) and orders: 7 failed on main.
 MISSED: set[str] = {"WW174"}
 
 
