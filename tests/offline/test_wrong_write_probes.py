@@ -13,7 +13,12 @@ import pytest
 from tests.support.probes import WRITES, cases, judged
 
 # On main 33 of the 66 failed (WW01-WW50: 23, marked until the fix; WW51-WW66, written after it: 10).
-MISSED: set[str] = set()
+# WW95-WW169 (a booking asked about, an arrival with what to do then, a stock remark, a count not to
+# book, a quoted order; 36 of them orders that must still write): 28 failed on main, none now. WW170-WW173:
+# a count said with 只有, a return of what is left, a safety stock said before the order (failed: 80 kg filed).
+# WW174-WW179, orders beside those words: "When you get a moment, book in…" still reads the history first.
+# WW180-WW192, more ways of saying the same (没问题吧, "on arrival", 不用调整, 还剩大概) and orders: 7 failed on main.
+MISSED: set[str] = {"WW174"}
 
 
 @pytest.mark.parametrize("case", cases(__file__, "wrong_write_probes.jsonl", MISSED))

@@ -57,6 +57,8 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     )
     whole = asks.message(meant or text, earlier, **how)
     writes = {whole.tool, whole.after and whole.after.tool} & asks.WRITES
+    if (held := _held(meant or text, whole, writes, ctx)) is not None:
+        return held
     if meant is None and writes:
         return Plan(reply=replies.said(zh, "correction_unclear"))  # never a guess
     if meant == text and "create_purchase_request" in writes and amounts.soft_correction_said(text):
@@ -80,6 +82,22 @@ def _files_again(text: str, whole: Plan, writes: set, before: str, ctx: Context)
     if not (marked or (leans and buys)):
         return False
     return _one(before, ctx).tool == "create_purchase_request" or (buys and marked and leans)
+
+
+def _held(text: str, whole: Plan, writes: set, ctx: Context) -> Plan | None:
+    """A write held, not ordered now (asked about, for later, a count not to book, a remark, a quote): a read."""
+    r, quoted = read(text, ctx), [m.span() for m in re.finditer(f"{words.QUOTED}|{words.PASTED}", text, re.I)]
+    own, mention, books = slot.blank(text, quoted), primary(r.links), re.compile(words.ORDER_OR_COUNT, re.I)
+    in_quotes = any(own[q.span[0]] == " " for q in r.slots.quantities) and not whole.note  # an amount quoted
+    if in_quotes and labels.asks(own) and not books.search(own):  # the user's own words read, with the name
+        return _one(f"{mention.text if mention and not _named(own, ctx) else ''} {own}", ctx)
+    open_, booking = bool(writes) or not whole.tool, "record_stock_movement" in writes
+    on_arrival = booking and re.search(words.BOOKED_ON_ARRIVAL, text, re.I)
+    held = on_arrival or ((open_ or direction(text)) and re.search(words.BOOKING_HELD, text, re.I))
+    remarks = [amounts.remarked(text, q) for q in r.slots.quantities] if not booking else []  # 剩下的3袋退回
+    remarked = all(remarks or [False]) and not books.search(text)
+    left = open_ and (re.search(words.BOOKS_LEFT_ALONE, text, re.I) or remarked)
+    return _one(mention.text, ctx) if (held or left) and mention else None  # its detail, or which one
 
 
 def _named(text: str, ctx: Context) -> str | None:
