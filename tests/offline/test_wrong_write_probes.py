@@ -18,6 +18,10 @@ from tests.support.probes import WRITES, cases, judged
 # a count said with 只有, a return of what is left, a safety stock said before the order (failed: 80 kg filed).
 # WW174-WW179, orders beside those words: "When you get a moment, book in…" still reads the history first.
 # WW180-WW192, more ways of saying the same (没问题吧, "on arrival", 不用调整, 还剩大概) and orders: 7 failed on main.
+# WW193-WW236, from a hostile review of those words and of the next-turn corrections: orders they lost
+# (能给我出库…不？, 送来了，再入库3箱, "book it in then", "leave them at dock 2", an apostrophe taken for a quote),
+# 刚入的 read as the direction of an outbound booking, 少说了5公斤 booked as 5 kg, a purchase declined for
+# naming a market; all failed before those words were narrowed.
 MISSED: set[str] = {"WW174"}
 
 
