@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.probes import STAFF, WRITES, cases, judged
+from tests.support.probes import STAFF, WRITES, answered_as_asked, cases, judged
 
 # Still missed (work left): 挪到…的货 read as a booking, 哪些东西从冷库调出去了 as what the store holds, 发到
 # linked to a material, 入库和出库各是多少 as one direction, 淡奶油入了12升，现在一共多少 read as the
@@ -22,10 +22,7 @@ MISSED = {"AP011", "AP074", "AP077", "AP081", "AP094"}
 
 @pytest.mark.parametrize("case", cases(__file__, "asks_periods_probes.jsonl", MISSED))
 def test_two_asks_transfers_periods_and_due_dates_as_people_say_them(app, session, monkeypatch, case):
-    result = judged(app, session, monkeypatch, case)
-    assert result.ok, f"{case['text']!r}: {result.why}"
-    if case["tool"] not in WRITES and "also" not in case:  # a question is never a write
-        assert not {c["name"] for c in result.calls} & WRITES
+    answered_as_asked(app, session, monkeypatch, case)
 
 
 # A what-if (假如/要是/如果/…的话/…之后 with an amount) or a told past event (淡奶油入了10箱) beside a

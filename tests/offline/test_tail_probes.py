@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.probes import WRITES, cases, judged
+from tests.support.probes import answered_as_asked, cases
 
 # Still missed (work left): a booking in the floor's order after words that only say to log it
 # (麻烦登记一下，…, 帮忙记一下 …): the tagger reads 一下 as an amount. A retrained tagger read them, but
@@ -25,7 +25,4 @@ MISSED = {"TP118", "TP119"}
 
 @pytest.mark.parametrize("case", cases(__file__, "tail_probes.jsonl", MISSED))
 def test_history_floor_orders_scope_and_corrections_as_people_say_them(app, session, monkeypatch, case):
-    result = judged(app, session, monkeypatch, case)
-    assert result.ok, f"{case['text']!r}: {result.why}"
-    if case["tool"] not in WRITES and "also" not in case:  # a read is never a write
-        assert not {c["name"] for c in result.calls} & WRITES
+    answered_as_asked(app, session, monkeypatch, case)

@@ -31,10 +31,11 @@ def judged(app, session, monkeypatch, case: dict) -> Result:
 
 
 def answered_as_asked(app, session, monkeypatch, case: dict) -> Result:
-    """The judge's verdict, which must be right; a case that expects a read gets no write at all."""
+    """The judge's verdict, which must be right; a case that expects only a read (no `also`) gets no
+    write at all."""
     result = judged(app, session, monkeypatch, case)
     assert result.ok, f"{case['text']!r}: {result.why}"
-    if case["tool"] not in WRITES:  # a read is never a write
+    if case["tool"] not in WRITES and "also" not in case:  # a read is never a write
         assert not {c["name"] for c in result.calls} & WRITES
     return result
 
