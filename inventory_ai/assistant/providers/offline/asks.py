@@ -76,7 +76,8 @@ def two_asks(text: str, plan_of: Reads, named: Names, asked=None, placed=lambda 
         asked[1] = f"{where} {asked[1]}"  # "…of the packaging store, and list what's low there"
     plans = first, second = plan_of(asked[0]), plan_of(asked[1])
     if any(p.tool in WRITES and w for p, w in zip(plans, whether, strict=True)):
-        again = map(lambda a, p, w: plan_of(f"{a}?") if w and p.tool in WRITES else p, asked, plans, whether)
+        each = zip(asked, plans, whether, strict=False)  # a write asked whether read again as its question
+        again = (plan_of(f"{a}?") if w and p.tool in WRITES else p for a, p, w in each)
         read = next((p for p in again if p.tool not in (None, *WRITES)), None)  # the read alone, asked
         return None if read and read.tool in _OF_ALL else read  # "…需要的话就提交": the whole message read
     about = {first.arguments.get("material"), second.arguments.get("material")}
