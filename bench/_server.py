@@ -40,11 +40,14 @@ class Deployment:
         return found
 
 
-def database_url(kind: str, folder: Path, name: str = "iai_bench_server") -> str:
+def database_url(kind: str, folder: Path, name: str | None = None) -> str:
+    """A fresh database: dropped and made again on PostgreSQL, so two runs at once on one server
+    need a name each (INVENTORY_AI_BENCH_DATABASE; iai_bench_server unless set)."""
     if kind == "sqlite":
         return f"sqlite:///{folder}/bench.db"
     from sqlalchemy import create_engine, text
 
+    name = name or os.environ.get("INVENTORY_AI_BENCH_DATABASE", "iai_bench_server")
     admin = create_engine("postgresql+psycopg://postgres@127.0.0.1:5432/test", isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))

@@ -13,7 +13,10 @@ Each worker's share of the server's CPU tells a lopsided run (keep-alive connect
 worker that accepted them) from a slow one. PostgreSQL's CPU (PostgreSQL runs only) is that of
 every `postgres` process on the machine, the backends that ended during the level included. Each
 level is measured only after a warm-up at the same load, whose rate and p99 are in the last column
-(the first level's is the workers' cold start).
+(the first level's is the workers' cold start). The column before it splits the workers' CPU a
+message into user and system time, counts their threads' context switches a message (voluntary:
+a wait for a socket, a lock or the GIL; involuntary: preempted), and on PostgreSQL the sessions
+the pool opened a message (connections beyond the pool's kept ones, closed when given back).
 
 `--hosts 2`: two app hosts at once (tests/support/hosts.py: each a gunicorn master with its own
 instance folder and loopback port) on one fresh PostgreSQL database and a redis-server of the run's
@@ -115,6 +118,38 @@ def database_cpu_seconds() -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def workers_counts(pids: list[int]) -> tuple[int, int, int, int]:
+    """User and system clock ticks, voluntary and involuntary context switches so far, summed over
+    every thread of these processes (a process's own status counts its first thread only)."""
+    user = system = voluntary = involuntary = 0
+    for pid in pids:
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                status = dict(line.split(":", 1) for line in (task / "status").read_text().splitlines())
+            except (OSError, ValueError):
+                continue
+            user, system = user + int(fields[11]), system + int(fields[12])
+            voluntary += int(status["voluntary_ctxt_switches"])
+            involuntary += int(status["nonvoluntary_ctxt_switches"])
+    return user, system, voluntary, involuntary
+
+
+def sessions_opened(database: str) -> int:
+    """Connections PostgreSQL has accepted into this database so far (pg_stat_database.sessions)."""
+    from sqlalchemy import create_engine, text
+
+    admin = create_engine("postgresql+psycopg://postgres@127.0.0.1:5432/test")
+    with admin.connect() as conn:
+        found = conn.scalar(text("SELECT sessions FROM pg_stat_database WHERE datname = :d"), {"d": database})
+    admin.dispose()
+    return int(found or 0)
+
+
 def wrk(base: str, clients: int, seconds: int, script: Path, tokens: Path) -> dict:
     out = subprocess.run(
         ["wrk", "-t", "2", "-c", str(clients), "-d", f"{seconds}s", "--timeout", "30s", "-s", str(script), base],
@@ -211,14 +246,18 @@ def main_hosts(hosts: int, levels: list[int]) -> None:
 
 
 def run_level(
-    base: str, clients: int, script: Path, tokens: Path, server_pids: list[int], stub_pid: int, kind: str
-) -> dict:
+    base: str, clients: int, script: Path, tokens: Path, server_pids: list[int], stub_pid: int, kind: str,
+    database_name: str | None = None,
+) -> dict:  # fmt: skip
     workers = server_pids[1:]  # the first is gunicorn's arbiter
     before = cpu_seconds(server_pids), cpu_seconds([stub_pid]), resource.getrusage(resource.RUSAGE_CHILDREN)
     database = database_cpu_seconds()
     per_worker = [cpu_seconds([pid]) for pid in workers]
+    counts, opened = workers_counts(workers), sessions_opened(database_name) if database_name else 0
     r = wrk(base, clients, RUN_SECONDS, script, tokens)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    counts = [b - a for a, b in zip(counts, workers_counts(workers), strict=True)]
+    opened = sessions_opened(database_name) - opened if database_name else None
     per_worker = [cpu_seconds([pid]) - spent for pid, spent in zip(workers, per_worker, strict=True)]
     completed = r["requests"] - r["failures"]
     per_message = 1000 / max(1, r["requests"])
@@ -234,6 +273,11 @@ def run_level(
         # Each worker's share of the server's CPU: keep-alive connections stay with the worker that
         # accepted them, so one worker can carry most of the load while another idles.
         "split": "/".join(f"{spent / max(sum(per_worker), 1e-9):.0%}" for spent in per_worker),
+        "user_ms": counts[0] / os.sysconf("SC_CLK_TCK") * per_message,
+        "system_ms": counts[1] / os.sysconf("SC_CLK_TCK") * per_message,
+        "voluntary": counts[2] / max(1, r["requests"]),
+        "involuntary": counts[3] / max(1, r["requests"]),
+        "sessions": None if opened is None else opened / max(1, r["requests"]),
     }
 
 
@@ -261,14 +305,20 @@ def main() -> None:
         print(
             "| clients | messages | failures | msg/s | ideal msg/s | share of ideal | p50 s | p99 s "
             "| p99 / ideal latency | CPU ms per message: server / stub / wrk / PostgreSQL | workers' shares of server CPU "
+            "| workers a message: user / system ms, switches voluntary / involuntary, PostgreSQL sessions opened "
             "| warm-up: msg/s, p99 s |"
         )
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for clients in levels:
             w = wrk(app.base, clients, WARM_UP_SECONDS, script, tokens)
             time.sleep(MODEL_SECONDS * 2)  # the warm-up's last answers end before the level is counted
-            r = run_level(app.base, clients, script, tokens, app.worker_pids(), app.stub.pid, kind)
+            name = app.env["INVENTORY_AI_DATABASE_URL"].rsplit("/", 1)[1] if kind == "postgresql" else None
+            r = run_level(app.base, clients, script, tokens, app.worker_pids(), app.stub.pid, kind, name)
             database = "–" if r["database_ms"] is None else f"{r['database_ms']:.1f}"
+            workers = (
+                f"{r['user_ms']:.1f} / {r['system_ms']:.2f}, {r['voluntary']:.0f} / {r['involuntary']:.0f}"
+            )
+            workers += "" if r["sessions"] is None else f", {r['sessions']:.3f}"
             warm_up = f"{(w['requests'] - w['failures']) / w['seconds']:.1f}, {w['p99']:.3f}"
             if failed := w["failures"] + w["errors"]:
                 warm_up += f", {failed} failed"
@@ -276,7 +326,7 @@ def main() -> None:
                 f"| {r['clients']} | {r['requests']} | {r['failures'] + r['errors']} | {r['throughput']:.1f} "
                 f"| {r['ideal']:.0f} | {r['throughput'] / r['ideal']:.0%} | {r['p50']:.3f} | {r['p99']:.3f} "
                 f"| {r['p99'] / MODEL_SECONDS:.2f}× | {r['server_ms']:.1f} / {r['stub_ms']:.1f} / {r['wrk_ms']:.2f} / {database} "
-                f"| {r['split']} | {warm_up} |",
+                f"| {r['split']} | {workers} | {warm_up} |",
                 flush=True,
             )
 
