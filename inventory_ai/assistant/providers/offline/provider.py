@@ -88,9 +88,7 @@ class OfflineProvider:
             answer = f"{answer}\n{note}"  # the part of the message that was refused, said so
         return ModelReply(text=answer, finish_reason="stop")
 
-    def _next_call(
-        self, text: str, results: list[dict], context: Context, earlier=()
-    ) -> tuple[ToolCall, ...]:
+    def _next_call(self, text: str, results: list[dict], context: Context, earlier) -> tuple[ToolCall, ...]:
         decided = self._plan(text, context, earlier)
         if not results:
             # A write said first is proposed with the read said after it (the read runs meanwhile).
