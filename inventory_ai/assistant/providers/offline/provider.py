@@ -99,13 +99,9 @@ class OfflineProvider:
         called = {r["name"] for r in results}
         last = results[-1]
         # A detail lookup that matched several materials: show them instead.
-        if (
-            last["name"] == "get_material_detail"
-            and last["error"]
-            and "search_materials" in context.offered
-            and "search_materials" not in called
-            and "matches" in (last["error"].get("message") or "")
-        ):
+        error = last["error"] or {}
+        several = last["name"] == "get_material_detail" and "matches" in (error.get("message") or "")
+        if several and "search_materials" in context.offered and "search_materials" not in called:
             return (_call("search_materials", {"keyword": last["arguments"].get("material", "")}),)
         if decided.then and decided.then not in called and not last["error"]:
             rows = _rows_of(last["data"])
