@@ -63,9 +63,7 @@ def two_asks(text: str, plan_of: Reads, named: Names, asked=None, placed=lambda 
     """Two asks in one message, two calls in the order said (a write said first is proposed in
     the same round as the read after it). A part that names no material speaks of the one the other
     part names."""
-    asked = list(asked or parts(text))
-    if len(asked) != 2:
-        return None
+    asked = list(asked or parts(text))  # two: message() asks only of a message of two parts or a pair
     whether = [_WHETHER.search(a + text[text.find(a) + len(a) :][:1]) or _SUPPOSED.search(a) for a in asked]
     first_name, second_name = named(asked[0]), named(asked[1])
     if first_name and not second_name and plan_of(asked[1]).tool not in _OF_ALL:

@@ -46,17 +46,10 @@ def _second_thought(text: str, r: Reading, ctx: Context, named: bool) -> str:
     # Small talk that only brushes a material's name ("写一首关于面包的诗", "annual leave") stays
     # small talk; a material named in full, a code or a place makes it about the warehouse.
     by_building_only = all(p.by_building for p in r.links.places) and not (r.links.materials or r.slots.codes)
-    about_stock = (
-        named
-        and not by_building_only
-        and (
-            r.guess.confidence < 0.6
-            or any(m.named for m in r.links.materials)
-            or r.links.places
-            or r.slots.codes
-            or len(re.findall(words.WORD, r.masked.lower())) <= 6  # "hi, butter?": little else
-        )
-    )
+    named_plainly = any(m.named for m in r.links.materials) or r.links.places or r.slots.codes
+    little_else = len(re.findall(words.WORD, r.masked.lower())) <= 6  # "hi, butter?"
+    unsure = r.guess.confidence < 0.6
+    about_stock = named and not by_building_only and (unsure or named_plainly or little_else)
     if label == DESTRUCTIVE or (label == CHITCHAT and about_stock):
         label = next(
             lbl for lbl, _p in r.guess.ranked if lbl != DESTRUCTIVE and (lbl != CHITCHAT or not about_stock)

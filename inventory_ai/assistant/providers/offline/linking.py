@@ -60,7 +60,6 @@ class Linker(PlaceFinder):
         self.catalogue = catalogue
         # phrase (lower-case) -> [(kind, code)], from seed_data/aliases.csv and admins
         self.aliases = catalogue.directory.aliases
-        self._places: list[tuple[str, str, list[str], Place]] | None = None  # and the sets places() names
         self.words = catalogue.words  # services/catalogue_words.py
 
     def find_materials(self, text: str, codes: list[tuple[str, tuple[int, int]]]) -> list[Mention]:

@@ -145,21 +145,17 @@ def what_is_in(text: str, r: Reading, ctx: Context) -> Plan | None:
     """What a warehouse or a category holds ("包材仓都有什么", "list all the additives"): a search
     filtered by it, not its figures or its low stock."""
     warehouse, category = place(r, "warehouse"), place(r, "category")
-    if (
-        (warehouse or category)
-        and not (r.links.materials or r.slots.quantities or r.slots.period or r.slots.codes)
-        and "search_materials" in ctx.offered
-        # "包材仓都有什么", or nothing said but a warehouse and a kind ("cold store dairy", 冷库)
-        and (
-            re.search(words.WHAT_IS_IN, text, re.I)
-            or (warehouse and not re.sub(r"[\sⓌⒸ.?？!！]", "", r.masked))
-        )
-        and not re.search(words.RUNNING_LOW, text, re.I)
-        and not re.search(words.REPORT, text, re.I)
-    ):
-        args = {"warehouse": warehouse} if warehouse else {}
-        return Plan("search_materials", {**args, **({"category": category} if category else {})})
-    return None
+    said_else = r.links.materials or r.slots.quantities or r.slots.period or r.slots.codes
+    if not (warehouse or category) or said_else or "search_materials" not in ctx.offered:
+        return None
+    # "包材仓都有什么", or nothing said but a warehouse and a kind ("cold store dairy", 冷库)
+    only_places = warehouse and not re.sub(r"[\sⓌⒸ.?？!！]", "", r.masked)
+    if not (re.search(words.WHAT_IS_IN, text, re.I) or only_places):
+        return None
+    if re.search(words.RUNNING_LOW, text, re.I) or re.search(words.REPORT, text, re.I):
+        return None
+    where = {"warehouse": warehouse, "category": category}
+    return Plan("search_materials", {kind: code for kind, code in where.items() if code})
 
 
 def stats(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
@@ -170,16 +166,12 @@ def stats(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     alone = mention is not None and (
         not r.links.materials or (len(r.links.materials) == 1 and not (kind or r.links.places))
     )
-    if (
-        alone
-        and "get_material_detail" in ctx.offered
-        and (
-            (tool == "list_low_stock" and mention.named)  # "is the caster sugar below its reorder level?"
-            or (
-                tool == "get_inventory_stats" and mention.exact and not re.search(words.FIGURES, r.text, re.I)
-            )
-        )
-    ):  # one material's level, or its stock ("做提拉米苏那个意大利奶酪库存"): its detail, not the figures
+    # One material's level ("is the caster sugar below its reorder level?"), or its stock
+    # ("做提拉米苏那个意大利奶酪库存"): its detail, not the figures
+    figures = re.search(words.FIGURES, r.text, re.I)
+    level = alone and tool == "list_low_stock" and mention.named
+    stock = alone and tool == "get_inventory_stats" and mention.exact and not figures
+    if (level or stock) and "get_material_detail" in ctx.offered:
         return Plan("get_material_detail", {"material": mention.best.code})
     category = place(r, "category") or (mention.best.category if kind else None) or _category_of(mention)
     limit = r.slots.limit if tool == "list_low_stock" else None

@@ -20,9 +20,8 @@ class Period:
     span: tuple[int, int] = (0, 0)
 
 
-_N = rf"({NUMBER})"
-_PERIODS = [(p.replace("{N}", _N), kind) for p, kind in words.PERIODS]  # offline_words.json
-_PERIOD_RES = [(re.compile(p, re.I), kind) for p, kind in _PERIODS]
+# offline_words.json "periods", their {N} the number said
+_PERIOD_RES = [(re.compile(p.replace("{N}", f"({NUMBER})"), re.I), kind) for p, kind in words.PERIODS]
 _MONTHS = words.CALENDAR["months"]  # "jan"…: a month's name by its first three letters
 
 
@@ -185,7 +184,7 @@ def period(text: str, today: date) -> Period | None:
         if (m := pattern.search(text)) and (found := read(m, text, today)):
             return found
     for said, month_day in words.NAMED_DAYS:  # 双十一那天, Christmas: the last one up to today; 双十一以来 on
-        if m := re.search(f"(since )?(?:{said})(?:那一?天|当天|(以来|之后|以后|至今|起))?", text, re.I):
+        if m := re.search(words.filled(words.CALENDAR["named_day"], {"DAY": said}), text, re.I):
             day = date(today.year, *map(int, month_day.split("-")))
             day = day if day <= today else day.replace(year=today.year - 1)
             return Period(day, today if m.group(1) or m.group(2) else day, m.span())

@@ -27,12 +27,11 @@ class PlaceFinder:
     def places(self) -> list[tuple[str, str, list[str], Place]]:
         """Every place with the names it is called by: worked out once per directory snapshot
         (the names of suppliers ask the search index which are parts of material names)."""
-        if self._places is None:
-            derived = self.catalogue.directory.derived
-            if "places" not in derived:
-                derived["places"] = self._names_of_places()
-            self._places, self._both, self._buildings, self._said_as_supplier_only = derived["places"]
-        return self._places
+        derived = self.catalogue.directory.derived
+        if "places" not in derived:
+            derived["places"] = self._names_of_places()
+        places, self._both, self._buildings, self._said_as_supplier_only = derived["places"]
+        return places
 
     def _names_of_places(self) -> tuple:
         rows: list[tuple[str, str, list[str], Place]] = []

@@ -88,9 +88,7 @@ class OfflineProvider:
             answer = f"{answer}\n{note}"  # the part of the message that was refused, said so
         return ModelReply(text=answer, finish_reason="stop")
 
-    def _next_call(
-        self, text: str, results: list[dict], context: Context, earlier=()
-    ) -> tuple[ToolCall, ...]:
+    def _next_call(self, text: str, results: list[dict], context: Context, earlier) -> tuple[ToolCall, ...]:
         decided = self._plan(text, context, earlier)
         if not results:
             # A write said first is proposed with the read said after it (the read runs meanwhile).
@@ -101,13 +99,9 @@ class OfflineProvider:
         called = {r["name"] for r in results}
         last = results[-1]
         # A detail lookup that matched several materials: show them instead.
-        if (
-            last["name"] == "get_material_detail"
-            and last["error"]
-            and "search_materials" in context.offered
-            and "search_materials" not in called
-            and "matches" in (last["error"].get("message") or "")
-        ):
+        error = last["error"] or {}
+        several = last["name"] == "get_material_detail" and "matches" in (error.get("message") or "")
+        if several and "search_materials" in context.offered and "search_materials" not in called:
             return (_call("search_materials", {"keyword": last["arguments"].get("material", "")}),)
         if decided.then and decided.then not in called and not last["error"]:
             rows = _rows_of(last["data"])

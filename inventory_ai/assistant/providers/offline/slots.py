@@ -14,10 +14,10 @@ from inventory_ai.assistant.providers.offline import words
 from inventory_ai.assistant.providers.offline.numbers import DIGITS, MAGNITUDE, NUMBER, number
 from inventory_ai.assistant.providers.offline.periods import Period, due_date, period
 
-UNITS = words.UNITS  # unit -> how it is said (offline_words.json)
 PACKS = words.PACKS
-_UNIT = "|".join(f"(?P<u_{i}>{p})" for i, p in enumerate(UNITS.values()))
-_UNIT_NAMES = list(UNITS)
+# offline_words.json "units" (unit -> how it is said), each its own group: which one was said
+_UNIT = "|".join(f"(?P<u_{i}>{p})" for i, p in enumerate(words.UNITS.values()))
+_UNIT_NAMES = list(words.UNITS)
 _END = r"(?![a-zA-Z])"
 _CJK_END = r"(?:(?<=[\u4e00-\u9fff])|(?![a-zA-Z]))"  # 2盒dark chocolate: a Chinese pack may touch English
 
