@@ -22,6 +22,10 @@ from tests.support.probes import WRITES, cases, judged
 # (能给我出库…不？, 送来了，再入库3箱, "book it in then", "leave them at dock 2", an apostrophe taken for a quote),
 # 刚入的 read as the direction of an outbound booking, 少说了5公斤 booked as 5 kg, a purchase declined for
 # naming a market; all failed before those words were narrowed.
+# WW237-WW328, from a hostile review (a booking asked whether wise or enough, an arrival said for later, a
+# count not to book, a past movement asked whether recorded, a customer's need, "oops, 30 kg not 20" after
+# a booking taken for an adjustment) with variants and the orders beside them: 29 failed before the words
+# were narrowed (WW237, 238, 240, 242, 244, 252-258, 268-272, 276, 287, 297, 299-301, 306, 321-325), none now.
 MISSED: set[str] = {"WW174"}
 
 

@@ -34,11 +34,8 @@ def pack_size(spec: str | None, pack: str | None) -> tuple[Decimal, str] | None:
         levels = {m.group("inner"): size, m.group("outer"): size * int(m.group("count"))}
     if said.isascii():
         forms = {said, re.sub(r"(?:(?<=x)e)?s$", "", said)}  # cs, cases -> case, boxes -> box
-        names = sorted(
-            (rank, chinese) for chinese, english in PACK_WORDS.items()
-            for rank, name in enumerate(english) if name in forms
-        )  # fmt: skip
-        said = next((chinese for _rank, chinese in names if chinese in levels), "")
+        names = [(rank, zh) for zh, en in PACK_WORDS.items() for rank, name in enumerate(en) if name in forms]
+        said = next((zh for _rank, zh in sorted(names) if zh in levels), "")
     if said in levels:
         return levels[said], unit
     if said and said == m.group("unit"):  # "1000包/箱" and 20包: twenty of the pieces, not cases
@@ -58,11 +55,8 @@ def packs_by_spec(r: Reading) -> Reading:
         near = abs(q.span[0] - mention.span[1]) <= 8 or abs(mention.span[0] - q.span[1]) <= 8
         if r.text[q.span[1] + 1 : q.span[1] + 2] in words.LINES_COUNTED or not near:
             continue  # 2条线: two lines
-        if (
-            bare(q)
-            and re.match(r"[\u4e00-\u9fff]", after)
-            and re.search(rf"{after}\s*/|[×xX*]\s*\d+\s*{after}", mention.best.spec)
-        ):
+        in_spec = re.search(rf"{re.escape(after)}\s*/|[×xX*]\s*\d+\s*{re.escape(after)}", mention.best.spec)
+        if bare(q) and re.match(r"[\u4e00-\u9fff]", after) and in_spec:  # 条 of 2.5kg×4条/箱
             quantities[i] = replace(q, packs=q.amount, pack=after, span=(q.span[0], q.span[1] + 1))
     if quantities == list(r.slots.quantities):
         return r
@@ -70,9 +64,8 @@ def packs_by_spec(r: Reading) -> Reading:
 
 
 def said(r: Reading, mention: Mention | None) -> Amount | None:
-    """The quantity to book: the first one said that is no remark (只剩3袋, 少了2公斤: `remarked`), with a
-    second added when joined by "+", "and", 和 or 零 ("7 cases + 2 blocks", "7箱零5罐"); packs counted by
-    what the material's spec says they hold."""
+    """The quantity to book: the first said that is no remark (只剩3袋: `remarked`), a second added when
+    joined by "+", "and", 和 or 零 ("7 cases + 2 blocks", "7箱零5罐"); packs counted by the spec."""
     if not r.slots.quantities:
         return None
     first, *rest = [q for q in r.slots.quantities if not remarked(r.text, q)] or r.slots.quantities
@@ -93,16 +86,12 @@ def said(r: Reading, mention: Mention | None) -> Amount | None:
     if amount is None or not rest:
         return amount
     joined = r.text[first.span[1] : rest[0].span[0]]
-    if mention is None or not (
-        re.fullmatch(rf"\s*(?:{words.AMOUNTS_JOINED})\s*", joined, re.I)
-        or (joined == "" and r.text[rest[0].span[0]] == "零")  # 三箱零五罐
-        or (
-            re.fullmatch(r"\s*[,，]\s*", joined)  # "3 cases, 5 tins" of one material: one count
-            and len(r.links.materials) == 1
-            and first.packs is not None
-            and (rest[0].pack or rest[0].unit) != first.pack
-        )
-    ):
+    plus = re.fullmatch(rf"\s*(?:{words.AMOUNTS_JOINED})\s*", joined, re.I)  # "+", "and", 和
+    zero = joined == "" and r.text[rest[0].span[0]] == "零"  # 三箱零五罐
+    # "3 cases, 5 tins" of one material: one count in two packs
+    other_pack = first.packs is not None and (rest[0].pack or rest[0].unit) != first.pack
+    listed = re.fullmatch(r"\s*[,，]\s*", joined) and len(r.links.materials) == 1 and other_pack
+    if mention is None or not (plus or zero or listed):
         return amount
     more, unit = one_amount(rest[0], mention), mention.best.unit
     try:
@@ -123,14 +112,15 @@ _EDGE = "[\\s，,。.!！:：-]"  # what stands between a correction's opening w
 _OPENS = re.compile(f"^(?:{_EDGE}*(?:{words.CORRECTION_OPENS}))+{_EDGE}*", re.I)  # 不对，…; "oops, …"
 _CLOSES = re.compile(f"(?:{_EDGE}+(?:刚才)?(?:{words.CORRECTION_OPENS}){_EDGE}*)+$", re.I)  # …，刚才看错了
 _COUNT = re.compile(r"\s*(?:[\d.]+|[零一二两三四五六七八九十百千万半]+)")  # a count said first ("5 ctn")
+_DENIAL = re.compile(rf"{_EDGE}*(?:\bnot\b|不是)\s*(?P<old>[^，,]+?){_EDGE}*$", re.I)  # "30 kg not 20"
+_NAMED_AFTER = re.compile(r"\s*(?:是|换成|(?:it'?s|it is|i meant?|should be)\b)", re.I)  # 是淡奶油
 
 
 def corrected(text: str, reading) -> str | None:
-    """A booking corrected as it is said ("出库红糖2袋，啊说错了，是黑糖，2箱", "4 boxes - no wait, 3
-    boxes", "60公斤入库 呃不对 是出库"): the words before the correction, with the material, amount or
-    direction it names in their place (`reading` reads a part); the text as typed if it names none;
-    None when a correction is said but is no plain replacement (several, negated, a remark on stock
-    or records, an addition): to be asked about, never guessed."""
+    """A booking corrected as it is said ("出库红糖2袋，啊说错了，是黑糖，2箱", "4 boxes - no wait, 3 boxes"):
+    the words before the correction with the material, amount or direction it names in their place
+    (`reading` reads a part); the text as typed if it names none; None when it is no plain replacement
+    (several, negated, a remark on stock or records, an addition): to be asked about, never guessed."""
     marks = [m for m in _CORRECTED.finditer(text) if m.start() > 0]  # "sorry I mean": one, the last
     marks = [m for i, m in enumerate(marks) if i + 1 == len(marks) or marks[i + 1].start() > m.end()]
     if not marks or re.search(f"{words.TAMPER}|{words.STOCK_SET}", text, re.I):
@@ -179,26 +169,52 @@ def _only_replacement(after: str, now: Reading, whole: bool = False) -> bool:
 
 
 def restated(text: str, before: str, reading) -> str | None:
-    """The booking said just before (`before`) corrected by a message that is nothing but a
-    correction ("不好意思，是12箱", "抱歉，是出库", "不是炼乳，是淡奶油", "sorry, 12 boxes"); None when the
-    message says or asks anything else (不对，细砂糖放在哪; 不好意思，是12箱吗; 抱歉，1箱是破的), and when
-    the turn before asked about a booking or put it off instead of ordering it (出库2袋吗, 要谁批准, 先别出)."""
+    """The booking said just before (`before`) corrected by a message that is nothing but a correction
+    (不好意思，是12箱; 抱歉，是出库; 不是炼乳，是淡奶油; "sorry, 12 boxes"; "oops, 30 kg not 20"). None when it
+    says or asks anything else (不对，细砂糖放在哪; 不好意思，是12箱吗; 抱歉，1箱是破的), and when the turn
+    before asked about a booking or put it off instead of ordering it (出库2袋吗, 要谁批准, 先别出)."""
     if _NOT_ORDERED_BEFORE.search(before):
         return None
-    rest = next((said[m.end() :] for said in (f"，{text}", text) if (m := _CORRECTED.match(said))), None)
-    opened, closed = _OPENS.match(text), _CLOSES.search(text)  # "不对不对，是12公斤", "还是5桶，刚才看错了"
-    if (rest is None or not _only_replacement(rest, reading(rest), whole=True)) and (opened or closed):
+    # What the message puts in place of the booking's words: what follows the marker it opens with
+    # (不好意思，是12箱), else what stands between the words that open or close it (不对不对，是12公斤).
+    rest = None
+    for said in (f"，{text}", text):  # the marker at the start, read as if after a comma too
+        if marker := _CORRECTED.match(said):
+            rest = said[marker.end() :]
+            break
+    opened = _OPENS.match(text)
+    closed = _CLOSES.search(text)  # "还是5桶，刚才看错了"
+    plain = rest is not None and _only_replacement(rest, reading(rest), whole=True)
+    if not plain and (opened or closed):
         rest = text[opened.end() if opened else 0 : closed.start() if closed else len(text)]
-    old = primary(reading(before).links)  # "pistachio kernels not cashews": the one it replaces, unsaid
-    not_old = old and re.search(rf"{_EDGE}*(?:\bnot|不是)\s*{re.escape(old.text)}{_EDGE}*$", rest or "", re.I)
-    rest = rest[: not_old.start()] if not_old else rest
-    if rest is None or not _only_replacement(rest, now := reading(rest), whole=True):
+    if rest is None:
         return None
-    named_after = re.match(r"\s*(?:是|换成|(?:it'?s|it is|i meant?|should be)\b)", rest, re.I) or not_old
+    # "pistachio kernels not cashews", "30 kg not 20": what the booking said, denied after what replaces it
+    denial = _DENIAL.search(rest)
+    denied = _denied(denial.group("old"), reading(before), reading) if denial else None
+    if denied:
+        rest = rest[: denial.start()]
+    now = reading(rest)
+    if not _only_replacement(rest, now, whole=True):
+        return None
+    # A material only after 是 (是淡奶油) or before "not" and the booked one, never beside a direction
+    named_after = _NAMED_AFTER.match(rest) or denied == "material"
     if now.links.materials and (not named_after or _WAY.search(rest)):
-        return None  # a material only after 是 ("是淡奶油") or before "not" the one booked, never with a direction
-    fixed = corrected(f"{before}，不对，{rest}", reading)
-    return None if fixed in (None, f"{before}，不对，{rest}") else fixed
+        return None
+    together = f"{before}，不对，{rest}"  # the booking and its correction, as if said in one message
+    fixed = corrected(together, reading)
+    return None if fixed in (None, together) else fixed
+
+
+def _denied(old: str, was: Reading, reading) -> str | None:
+    """What of the booking before (`was`) the words after "not" name: its "material", its "amount"."""
+    booked = primary(was.links)
+    if booked and old.lower() == booked.text.lower():
+        return "material"
+    said = reading(old).slots.quantities
+    if len(said) == 1 and was.slots.quantities and said[0].amount == was.slots.quantities[-1].amount:
+        return "amount"  # "not 20" of 20 kg
+    return None
 
 
 def each_booked(r: Reading) -> list[str] | None:
@@ -209,13 +225,11 @@ def each_booked(r: Reading) -> list[str] | None:
         return None
     if not all(m.exact for m in named):
         return None
-    if not all(
-        _fits(one_amount(q, m)[1] if one_amount(q, m) else None, m) for q, m in zip(said, named, strict=True)
-    ):
+    found = [one_amount(q, m) for q, m in zip(said, named, strict=True)]
+    if not all(a is None or _fits(a[1], m) for a, m in zip(found, named, strict=True)):
         return None  # "2000 toast boxes … the 450g loaf": a weight that is no box's amount
-    return [
-        slot.blank(r.text, [named[1 - i].span, said[1 - i].span, *said[1 - i].more_spans]) for i in (0, 1)
-    ]
+    others = [[named[1 - i].span, said[1 - i].span, *said[1 - i].more_spans] for i in (0, 1)]
+    return [slot.blank(r.text, spans) for spans in others]  # each with the other's name and amount blanked
 
 
 def _fits(unit: str | None, mention: Mention) -> bool:
@@ -232,18 +246,11 @@ def _one_of_a_kind(q: slot.Quantity, mention: Mention | None, text: str) -> bool
 
 
 def one_amount(q: slot.Quantity, mention: Mention | None) -> Amount | None:
-    sheets = (
-        q.unit == "pcs"
-        and q.word
-        and mention is not None
-        and dimension(mention.best.unit) != "count"
-        # the word the spec counts in (5片 of 1kg×10片/箱), or a piece of what the spec weighs by the
-        # piece (12个 of eggs at 约60g/枚); never 两百个 cakes of a 25kg/桶 honey
-        and (
-            q.word in (mention.best.spec or "")
-            or bool(re.search(rf"/\s*[{''.join(words.PIECE_COUNTED)}]", mention.best.spec or ""))
-        )
-    )
+    spec = (mention.best.spec or "") if mention else ""
+    # The word the spec counts in (5片 of 1kg×10片/箱), or a piece of what the spec weighs by the piece
+    # (12个 of eggs at 约60g/枚); never 两百个 cakes of a 25kg/桶 honey.
+    by_piece = bool(q.word) and (q.word in spec or re.search(rf"/\s*[{''.join(words.PIECE_COUNTED)}]", spec))
+    sheets = q.unit == "pcs" and mention is not None and dimension(mention.best.unit) != "count" and by_piece
     if sheets and (size := pack_size(mention.best.spec, q.word)):
         # 5片 of butter sheet (1kg×10片/箱): the spec's sheets, not pieces of something counted
         return q.amount * size[0], size[1]
@@ -298,9 +305,8 @@ def bare(q: slot.Quantity) -> bool:
 
 
 def bare_number(r: Reading, mention: Mention) -> tuple[str, str] | None:
-    """The question to ask when the only amount is a bare number ("收到淡奶油10", "took out 4 of the
-    bread flour", "only 3 bags left, order 20": remarks aside) of a material that comes in packs: its
-    own unit or packs? Never guessed for a write."""
+    """The question when the only amount (remarks aside) is a bare number ("收到淡奶油10", "only 3 bags left,
+    order 20") of a material that comes in packs: its own unit or packs? Never guessed for a write."""
     said = [q for q in r.slots.quantities if not remarked(r.text, q)]
     if len(said) != 1 or not bare(said[0]):
         return None

@@ -1,8 +1,7 @@
 """Deciding what a request means from what it names (linking.py), how it asks (classifier.py, labels.py)
 and its quantities, periods and dates (slots.py): a Plan, a tool call with its arguments, or a reply
 without a tool (a question when it is vague or names several materials, who can when the role
-cannot, a polite word to small talk, a refusal to destroy data). Never a tool the user lacks.
-"""
+cannot, a polite word to small talk, a refusal to destroy data). Never a tool the user lacks."""
 
 from __future__ import annotations
 
@@ -42,11 +41,13 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     """The plan for a message: its asks (asks.py) each read as a request of its own; `earlier` are
     the conversation's recent user turns, for a follow-up that leans on them."""
     reader = lambda part: read(part, ctx)  # noqa: E731
-    meant, before = amounts.corrected(text, reader), earlier[0] if earlier else ""
+    meant = amounts.corrected(text, reader)  # a booking corrected as it is said, or the text
+    before = earlier[0] if earlier else ""
     for turn in earlier[1:]:  # "入库全蛋液5桶", "不对，是6桶": the booking the turns before said last
         before = amounts.restated(turn, before, reader) or turn
-    if earlier and (fixed := amounts.restated(text, before, reader)):
-        meant = fixed if _one(before, ctx).tool == "record_stock_movement" else meant  # never a purchase
+    fixed = amounts.restated(text, before, reader) if earlier else None  # that booking corrected by this
+    if fixed and _one(before, ctx).tool == "record_stock_movement":  # never a purchase
+        meant = fixed
     zh = (ctx.language or language_of(text)) == "zh"
     how = dict(
         one=lambda t: _one(t, ctx),
@@ -59,11 +60,14 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
     writes = {whole.tool, whole.after and whole.after.tool} & asks.WRITES
     if (held := _held(meant or text, whole, writes, ctx)) is not None:
         return held
-    if meant is None and writes:
+    said = re.search(words.CORRECTION_SAID, text, re.I)  # 不对, 错了, "sorry": a correction said
+    # A correction of the turns before read alone as an adjustment, no count word its own ("oops, 30 kg not 20")
+    counts = re.search(words.ORDER_OR_COUNT, text, re.I)
+    adjusts = whole.arguments.get("movement_type") == "adjustment" and not counts
+    if writes and (meant is None or (earlier and said and not fixed and adjusts)):
         return Plan(reply=replies.said(zh, "correction_unclear"))  # never a guess
     if meant == text and "create_purchase_request" in writes and amounts.soft_correction_said(text):
         return Plan(reply=replies.said(zh, "purchase_unclear"))  # "…20袋，不好意思，30袋的话多少钱"
-    said = re.search(words.CORRECTION_SAID, text, re.I)  # 不对, 错了, "sorry": a correction said
     if ctx.booked_before and writes and said:
         return Plan(reply=replies.said(zh, "booked_before"))  # booked or waiting: a correction books it twice
     asked = re.search(words.QUESTION, text, re.I)  # 不对，低筋面粉库存是多少来着 after a purchase: asked
@@ -73,9 +77,8 @@ def plan(text: str, ctx: Context, earlier: tuple[str, ...] = ()) -> Plan:
 
 
 def _files_again(text: str, whole: Plan, writes: set, before: str, ctx: Context) -> bool:
-    """A purchase request is filed unconfirmed: after one (`before`), a message that corrects it ("sorry,
-    30 bags", "不对，采购低筋面粉20袋") or leans on it ("那低筋面粉呢？") files nothing, and no correction
-    that leans on an earlier turn becomes one ("不对，是采购"): asked instead."""
+    """After a purchase request (`before`, filed unconfirmed), a message correcting it ("sorry, 30 bags") or
+    leaning on it ("那低筋面粉呢？") files nothing, nor a correction leaning on a turn ("不对，是采购"): asked."""
     alone = plan(text, ctx)  # the message without the turns before it
     leans = (alone.tool, alone.arguments) != (whole.tool, whole.arguments)
     buys, marked = "create_purchase_request" in writes, bool(re.search(words.CORRECTION_SAID, text, re.I))
@@ -85,19 +88,28 @@ def _files_again(text: str, whole: Plan, writes: set, before: str, ctx: Context)
 
 
 def _held(text: str, whole: Plan, writes: set, ctx: Context) -> Plan | None:
-    """A write held, not ordered now (asked about, for later, a count not to book, a remark, a quote): a read."""
-    r, quoted = read(text, ctx), [m.span() for m in re.finditer(f"{words.QUOTED}|{words.PASTED}", text, re.I)]
-    own, mention, books = slot.blank(text, quoted), primary(r.links), re.compile(words.ORDER_OR_COUNT, re.I)
-    in_quotes = any(own[q.span[0]] == " " for q in r.slots.quantities) and not whole.note  # an amount quoted
-    if in_quotes and labels.asks(own) and not books.search(own):  # the user's own words read, with the name
-        return _one(f"{mention.text if mention and not _named(own, ctx) else ''} {own}", ctx)
-    open_, booking = bool(writes) or not whole.tool, "record_stock_movement" in writes
-    on_arrival = booking and re.search(words.BOOKED_ON_ARRIVAL, text, re.I)
-    held = on_arrival or ((open_ or direction(text)) and re.search(words.BOOKING_HELD, text, re.I))
-    remarks = [amounts.remarked(text, q) for q in r.slots.quantities] if not booking else []  # 剩下的3袋退回
-    remarked = all(remarks or [False]) and not books.search(text)
-    left = open_ and (re.search(words.BOOKS_LEFT_ALONE, text, re.I) or remarked)
-    return _one(mention.text, ctx) if (held or left) and mention else None  # its detail, or which one
+    """A write held, not ordered now (asked about, for when the goods come, a count not to book, a remark
+    on stock, an order quoted): the material looked up instead, or which one asked. None: ordered."""
+    r = read(text, ctx)
+    mention = primary(r.links)
+    books = re.compile(words.ORDER_OR_COUNT, re.I)  # a word that books, buys or counts
+    quoted = [m.span() for m in re.finditer(f"{words.QUOTED}|{words.PASTED}", text, re.I)]
+    own = slot.blank(text, quoted)  # the user's own words: what is quoted or pasted blanked
+    amount_quoted = any(own[q.span[0]] == " " for q in r.slots.quantities) and not whole.note
+    if amount_quoted and labels.asks(own) and not books.search(own):  # an order quoted and asked about
+        name = mention.text if mention and not _named(own, ctx) else ""
+        return _one(f"{name} {own}", ctx)  # the user's own question, with the name it is about
+    open_ = bool(writes) or not whole.tool  # a write proposed, or nothing understood
+    booking = "record_stock_movement" in writes
+    for_later = booking and re.search(words.BOOKED_ON_ARRIVAL, text, re.I)  # 等…到了再入库
+    asked = (open_ or direction(text)) and re.search(words.BOOKING_HELD, text, re.I)  # 出库…，行不行
+    left_alone = open_ and re.search(words.BOOKS_LEFT_ALONE, text, re.I)  # 盘点…，先别动账
+    # Every amount a remark on stock (剩下的3袋退回), no word that books or counts; never a booking's amount
+    remarks = [amounts.remarked(text, q) for q in r.slots.quantities] if not booking else []
+    only_remarks = open_ and all(remarks or [False]) and not books.search(text)
+    if mention and (for_later or asked or left_alone or only_remarks):
+        return _one(mention.text, ctx)  # the material's detail, or which one is meant
+    return None
 
 
 def _named(text: str, ctx: Context) -> str | None:
@@ -136,9 +148,8 @@ def _one(text: str, ctx: Context) -> Plan:
 
 
 def _as_meant(text: str) -> str:
-    """The request as meant: what it says it is not blanked (the rest keeps its place, so a
-    booking's reason keeps what was typed), the scene around a question too, pinyin request words as
-    characters ("xisha tang dao le 4 dai, ru ku") and typos of request words fixed ("pls ordr")."""
+    """The request as meant: what it says it is not and the scene around a question blanked (a booking's
+    reason keeps what was typed), pinyin request words as characters, typos fixed ("pls ordr")."""
     not_now = f"{words.NEGATED}|(?:{words.NOT_NOW})(?=\\s*[，,。！!；;])"  # "先别出库，帮我查下…"
     text = re.sub(not_now, lambda m: " " * len(m.group(0)), text, flags=re.I)
     if re.search(words.QUESTION, re.sub(words.SCENE, "", text, flags=re.I), re.I):
@@ -188,14 +199,10 @@ def _destroys(text: str, r: Reading) -> bool:
 
 
 def _everything(text: str, r: Reading) -> bool:
-    """ "把所有物料库存改成0", "every material's stock": all of it, whatever part of a name is found
-    elsewhere in the request ("改" of 改良剂); not one material's stock said whole (红糖的所有库存), nor a
-    list asked for."""
-    return bool(
-        re.search(words.EVERY_MATERIAL, text, re.I)
-        and not any(m.named for m in r.links.materials)
-        and not re.search(words.LISTED, text, re.I)
-    )
+    """ "把所有物料库存改成0", "every material's stock": all of it, whatever part of a name is found ("改" of
+    改良剂); not one material's stock said whole (红糖的所有库存), nor a list asked for."""
+    every = re.search(words.EVERY_MATERIAL, text, re.I) and not re.search(words.LISTED, text, re.I)
+    return bool(every and not any(m.named for m in r.links.materials))
 
 
 def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
@@ -208,16 +215,12 @@ def _for_label(label: str, r: Reading, ctx: Context) -> Plan:
         and len(found.text) > 1  # one character (少 of 少了2公斤) describes nothing
     ):
         r.links.materials.append(found)  # "the spray that stops trays sticking": described, not named
-    if tool is None:
-        return Plan(reply=replies.which_one(r, ctx))
-    if tool not in ctx.offered and not (tool == "search_materials" and "get_material_detail" in ctx.offered):
+    detail = tool == "search_materials" and "get_material_detail" in ctx.offered  # a search answered by one
+    if tool and tool not in ctx.offered and not detail:
         return Plan(reply=replies.role_refusal(r.zh, tool, ctx))
-    if (builder := _BUILDERS.get(tool)) is None:
+    if (builder := _BUILDERS.get(tool)) is None:  # no tool for the label, or none built from a reading
         return Plan(reply=replies.which_one(r, ctx))
-    return builder(tool, dict(defaults), amounts.packs_by_spec(r), ctx)
-
-
-# --- the tools -------------------------------------------------------------------------------------
+    return builder(tool, dict(defaults), amounts.packs_by_spec(r), ctx)  # the tools' builders below
 
 
 def _movements(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
@@ -254,9 +257,8 @@ def _each(tool: str, r: Reading, ctx: Context) -> Plan | None:
 
 
 def _not_now(typed: str) -> str | None:
-    """The booking verb itself said not to be done (先别出库, "don't book out … yet"): "not_booked"; said
-    first, with another order after it ("不要入库，淡奶油10箱是退货"): asked. None: not about the booking
-    (不要出库太多, 不用出库单, 别出错了, 不是不要出库, "出库…，别入库": the order stands)."""
+    """The booking verb said not to be done (先别出库, "don't book out … yet"): "not_booked"; said first, another
+    order after it (不要入库，淡奶油10箱是退货): asked. None: the order stands (不要出库太多, 不用出库单, 别出错了)."""
     if re.search(words.DEFERRED, typed):
         return "not_booked"  # "出库无盐黄油5公斤，改成明天再出": not now
     said = [m for m in re.finditer(words.NOT_NOW, typed, re.I) if not typed[: m.start()].endswith("不是")]
@@ -278,8 +280,7 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
     if said is None and kind in ("inbound", "outbound") and not _sure_ofdirection(r):
         # No word says which way, and the classifier cannot tell either: a write does not guess.
         return Plan(reply=replies.said(r.zh, "in_or_out"))
-    allowed = ctx.movements_by_role.get(ctx.role or "", frozenset())
-    if ctx.role and kind not in allowed:
+    if ctx.role and kind not in ctx.movements_by_role.get(ctx.role, frozenset()):
         return Plan(reply=replies.movement_refusal(r.zh, kind, ctx))
     found = _one_material_and_amount(r, "which_to_book", "how_much_to_book", ctx)
     if isinstance(found, Plan):
@@ -296,9 +297,8 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
         return Plan(reply=replies.ask(r.zh, *bare))  # "收到淡奶油10": ten litres or ten cases?
     quantity, unit = amount
     if unit and amounts.dimension(unit) != amounts.dimension(mention.best.unit):
-        best = mention.best
-        return Plan(reply=replies.said(r.zh, "does_not_convert", name_zh=best.name_zh, name_en=best.name_en,
-                                       unit=best.unit, quantity=amounts.number(quantity), said=unit))  # fmt: skip
+        figures = dict(asdict(mention.best), quantity=amounts.number(quantity), said=unit)
+        return Plan(reply=replies.said(r.zh, "does_not_convert", **figures))
     args.update(material=mention.best.code, movement_type=kind, quantity=amounts.number(quantity))
     if unit:
         args["unit"] = unit
@@ -310,9 +310,8 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
             return Plan(reply=replies.said(r.zh, "from_where_to_where"))
         args["warehouse"], args["to_warehouse"] = source, target
     else:
-        args["warehouse"] = (
-            warehouses[0].code if warehouses else ctx.home_warehouse(mention.best.code, ctx.warehouses)
-        )
+        said_place = warehouses[0].code if warehouses else None
+        args["warehouse"] = said_place or ctx.home_warehouse(mention.best.code, ctx.warehouses)
         if not args["warehouse"]:
             return Plan(reply=replies.said(r.zh, "which_warehouse"))
     args["reason"] = ("助手登记：" if r.zh else "Booked via assistant: ") + r.typed.strip()[:200]
@@ -320,9 +319,8 @@ def _booking(tool: str, args: dict, r: Reading, ctx: Context) -> Plan:
 
 
 def _sure_ofdirection(r: Reading) -> bool:
-    p = dict(r.guess.ranked)
-    book_in, book_out = p.get(BOOKINGS["inbound"], 0.0), p.get(BOOKINGS["outbound"], 0.0)
-    return max(book_in, book_out) >= 0.65 and max(book_in, book_out) >= 4 * min(book_in, book_out)
+    unlikely, likely = sorted(dict(r.guess.ranked).get(BOOKINGS[way], 0.0) for way in ("inbound", "outbound"))
+    return likely >= 0.65 and likely >= 4 * unlikely  # one way likely, and far likelier than the other
 
 
 def _route(text: str, warehouses) -> tuple[str | None, str | None]:
@@ -335,10 +333,8 @@ def _route(text: str, warehouses) -> tuple[str | None, str | None]:
             target = found.code
     if len(warehouses) >= 2 and (source is None or target is None):
         first, second = warehouses[0].code, warehouses[1].code
-        source, target = (
-            source or (first if target != first else second),
-            target or (second if source != second else first),
-        )
+        source = source or (first if target != first else second)
+        target = target or (second if source != second else first)
     elif len(warehouses) == 1 and source is None and target is None:
         target = warehouses[0].code
     return source, target
@@ -356,9 +352,7 @@ def _one_material_and_amount(
         return Plan(reply=replies.which_material(r, mention))
     amount = amounts.said(r, mention)
     if amount is None:
-        return Plan(
-            reply=replies.said(r.zh, how_much, name_zh=mention.best.name_zh, name_en=mention.best.name_en)
-        )
+        return Plan(reply=replies.said(r.zh, how_much, **asdict(mention.best)))
     return mention, amount
 
 
