@@ -8,7 +8,8 @@ maintenance database `postgres` and dropped at the end), through the loop in pro
 model: for each kind of message, after one of warm-up, `messages` messages (default 20), and the
 round trips and statements a message (BEGIN and COMMIT counted as statements).
 Kinds: a new conversation answered at once (bench/chat_load.py's message), a message in an existing
-conversation answered at once, and a new conversation with one read tool call before the answer.
+conversation answered at once, a new conversation with one read tool call before the answer, and a
+new conversation of a person who works in one warehouse (its id read with the codes).
 """
 
 from __future__ import annotations
@@ -30,13 +31,15 @@ from tests.support.factories import user_named  # noqa: E402
 from tests.support.round_trips import counted  # noqa: E402
 from tests.support.scripted import ScriptedProvider, answer, call, calls, use  # noqa: E402
 
-KINDS = {
-    "new conversation, answered at once": (False, lambda: [answer("好")]),
-    "existing conversation, answered at once": (True, lambda: [answer("好")]),
+KINDS = {  # (in an existing conversation, the model's script, who asks: `coldstore` works in WH02 only)
+    "new conversation, answered at once": (False, lambda: [answer("好")], "staff"),
+    "existing conversation, answered at once": (True, lambda: [answer("好")], "staff"),
     "new conversation, one read tool call": (
         False,
         lambda: [calls(call("search_materials", {"keyword": "面粉"}, "c1")), answer("好")],
+        "staff",
     ),
+    "new conversation, one warehouse's person": (False, lambda: [answer("好")], "coldstore"),
 }
 
 
@@ -56,11 +59,11 @@ def main() -> None:
         build_seeded(url)
         app = create_app(config_for_tests(url))
         with app.app_context():
-            staff = user_named("staff")
             print(
                 f"{'message':<42}  round trips  statements (BEGIN, COMMIT too)   a message, of {args.messages}"
             )
-            for kind, (existing, script) in KINDS.items():
+            for kind, (existing, script, who) in KINDS.items():
+                staff = user_named(who)
                 use(app, ScriptedProvider(*[step for _ in range(args.messages + 1) for step in script()]))
                 conversation = _message(staff, None)  # warm: the user, the tool settings, prepared statements
                 db.session.commit()  # the session's connection back in the pool: traced from its next checkout

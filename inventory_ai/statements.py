@@ -54,6 +54,8 @@ class Direct:
         # psycopg's Pipeline and the block that holds the connection in it, while the transaction is
         # sent as one (begin_pipelined)
         self.pipeline, self.pipeline_block = None, None
+        # Rows queued to come back with the COMMIT's answer (Prepared.rows_at_commit), read by commit
+        self.at_commit: list[AtCommit] = []
 
     def invalidate(self, error: BaseException) -> None:
         self.connection.invalidate(error)
@@ -158,14 +160,64 @@ class Prepared:
             raise _wrapped(connection, raw, cursor, compiled.sql, parameters, error) from error
         finally:
             _close(cursor, dialect)
-        if not any(compiled.results):
-            return [tuple(row) for row in fetched]
-        return [
-            tuple(
-                v if convert is None else convert(v) for v, convert in zip(row, compiled.results, strict=True)
-            )
-            for row in fetched
-        ]
+        return _converted(compiled, fetched)
+
+    def rows_at_commit(self, where: Session | Direct, values: dict) -> AtCommit:
+        """A statement's rows (as `rows` gives them: a SELECT's, an UPDATE's RETURNING) for a caller
+        that needs them only once its transaction has committed. In a pipelined direct transaction
+        (begin_pipelined) the statement is queued where it stands, inside the transaction, and its
+        rows come back with the COMMIT's answer: no wait of their own. If it fails, the pipeline
+        stops there and nothing is committed (commit raises its error). Elsewhere it runs now."""
+        if not isinstance(where, Direct) or where.pipeline is None:
+            return AtCommit(rows=self.rows(where, values))
+        dialect = where.dialect
+        compiled = self._for(dialect)
+        parameters = _values(compiled, values)
+        raw, cursor = where.connection.dbapi_connection, None
+        try:
+            cursor = raw.cursor()
+            _sent(where, cursor, compiled.sql, parameters, False)  # queued
+        except dialect.loaded_dbapi.Error as error:
+            _close(cursor, dialect)
+            raise _wrapped(where, raw, cursor, compiled.sql, parameters, error) from error
+
+        def read() -> list[tuple]:
+            try:
+                return _converted(compiled, cursor.fetchall())
+            except dialect.loaded_dbapi.Error as error:
+                raise _wrapped(where, raw, cursor, compiled.sql, parameters, error) from error
+            finally:
+                _close(cursor, dialect)
+
+        later = AtCommit(read=read)
+        where.at_commit.append(later)
+        return later
+
+
+class AtCommit:
+    """Rows a statement gave, read when its transaction's COMMIT has been answered
+    (Prepared.rows_at_commit): `commit` reads them on the connection still held; called before, it
+    waits for them (a round trip in the pipeline, as `rows` would)."""
+
+    __slots__ = ("_read", "_rows")
+
+    def __init__(self, rows: list[tuple] | None = None, read: Callable[[], list[tuple]] | None = None):
+        self._rows, self._read = rows, read
+
+    def __call__(self) -> list[tuple]:
+        if self._read is not None:
+            self._rows, self._read = self._read(), None
+        return self._rows
+
+
+def _converted(compiled: _Compiled, fetched: list) -> list[tuple]:
+    """Fetched rows with each value converted by its column's type."""
+    if not any(compiled.results):
+        return [tuple(row) for row in fetched]
+    return [
+        tuple(v if convert is None else convert(v) for v, convert in zip(row, compiled.results, strict=True))
+        for row in fetched
+    ]
 
 
 class BuiltOnce:
@@ -213,6 +265,9 @@ def commit(direct: Direct) -> None:
         end_pipeline(direct)
     except direct.dialect.loaded_dbapi.Error as error:
         raise _wrapped(direct, direct.connection.dbapi_connection, None, "COMMIT", (), error) from error
+    reads, direct.at_commit = direct.at_commit, []
+    for read in reads:  # their rows came back with the COMMIT's answer: read while the connection is held
+        read()
 
 
 def begin_pipelined(direct: Direct) -> None:

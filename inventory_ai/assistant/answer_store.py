@@ -14,10 +14,11 @@ transaction, the session's or, for the round and the ending, one on a pooled con
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import bindparam, inspect
+from sqlalchemy import bindparam, exists, func, inspect, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -66,6 +67,21 @@ END_ANSWER = Prepared(
         model=bindparam("new_model"),
         input_tokens=_messages.c.input_tokens + bindparam("more_in"),
         output_tokens=_messages.c.output_tokens + bindparam("more_out"),
+    )
+)
+
+# PostgreSQL: END_ANSWER, and ADD_TOKENS only where it ended nothing, decided in one statement, so
+# that the ending's pipelined write need not wait for END_ANSWER's count before its COMMIT. The same
+# outcome as the two in turn: `added` runs only if `ended` matched no row, and on a row another
+# transaction changed meanwhile each UPDATE waits for it and rechecks its condition on what that one
+# committed (READ COMMITTED), as the two statements would. Gives (ended, added): (1, 0) ended here,
+# (0, 1) ended elsewhere and the tokens added, (0, 0) the answer is gone.
+_ended = END_ANSWER.statement.returning(_messages.c.id).cte("ended")
+_added = ADD_TOKENS.statement.where(~exists(select(_ended.c.id))).returning(_messages.c.id).cte("added")
+END_ANSWER_OR_ADD_TOKENS = Prepared(
+    select(
+        select(func.count()).select_from(_ended).scalar_subquery(),
+        select(func.count()).select_from(_added).scalar_subquery(),
     )
 )
 
@@ -207,20 +223,36 @@ def add_tokens(where: Session | Direct, message: ChatMessage, more_in: int, more
 def ending(
     where: Session | Direct, message: ChatMessage, status: str, text: str, error_code: str | None,
     model: str | None, more_in: int, more_out: int,
-) -> bool:  # fmt: skip
-    """End a running answer as told, its tokens added; False if something else ended it first (the
-    caller then reads it back)."""
+) -> Callable[[], bool]:  # fmt: skip
+    """End a running answer as told, its tokens added. Returns what tells, once the caller's
+    transaction has committed, whether it ended it: False if something else ended it first (the
+    caller then reads it back); the answer's object says what was written then. In a pipelined
+    direct transaction (PostgreSQL) one statement decides both UPDATEs, answered with the COMMIT
+    (END_ANSWER_OR_ADD_TOKENS); elsewhere END_ANSWER's count decides whether ADD_TOKENS follows."""
     ended_at: datetime = utcnow()
-    ended = END_ANSWER.execute(where, [
-        {"message": message.id, "new_content": text, "new_status": status, "new_error": error_code,
-         "ended_at": ended_at, "new_model": model, "more_in": more_in, "more_out": more_out},
-    ], matched=True)  # fmt: skip
-    if ended != 1:
-        add_tokens(where, message, more_in, more_out)
-        return False
-    as_written(message, {
+    values = {
+        "message": message.id, "new_content": text, "new_status": status, "new_error": error_code,
+        "ended_at": ended_at, "new_model": model, "more_in": more_in, "more_out": more_out,
+    }  # fmt: skip
+    written = {
         "content": text, "status": status, "error_code": error_code, "completed_at": ended_at,
         "model": model, "input_tokens": message.input_tokens + more_in,
         "output_tokens": message.output_tokens + more_out,
-    })  # fmt: skip
-    return True
+    }  # fmt: skip
+    if isinstance(where, Direct) and where.pipeline is not None:
+        counts = END_ANSWER_OR_ADD_TOKENS.rows_at_commit(where, values)
+
+        def told() -> bool:
+            [(ended, _added)] = counts()
+            as_written(message, written if ended == 1 else {
+                "input_tokens": written["input_tokens"], "output_tokens": written["output_tokens"],
+            })  # fmt: skip
+            return ended == 1
+
+        return told
+    ended = END_ANSWER.execute(where, [values], matched=True) == 1
+    if ended:
+        as_written(message, written)
+    else:
+        add_tokens(where, message, more_in, more_out)
+    return lambda: ended

@@ -166,7 +166,7 @@ class Answering:
                 more_out,
             )
         self.usage.clear()  # stored: cleared only once committed, or a retried ending loses them
-        if not ended:
+        if not ended():  # told once committed: on PostgreSQL with the COMMIT's answer
             self.session.refresh(message)
             log.warning("answer_ended_elsewhere", message_id=message.id, status=message.status)
         yield ev.Done(message.conversation_id, message.id, message.status, message.content or "")

@@ -7,6 +7,8 @@ process died (recovery.blocking); a booking waiting for a manager's sign-off hol
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -59,7 +61,7 @@ def take_message(
         # as the round's (database.direct_write), which costs a third of the Session's around it.
         conversation = None
         with direct_write(session) as direct:
-            mine = _write(direct, user, rows, 0, flagged)
+            mine = _write(direct, user, rows, 0, flagged)  # given once committed
     else:
         with writing(session):
             conversation, seq = _conversation_for(session, user, conversation_id, recovery)
@@ -68,16 +70,20 @@ def take_message(
     if flagged:
         FLAGGED.inc()
     answer = answer_store.adopt_intake(session, rows, conversation)
-    return AnswerRef(answer.conversation_id, answer.id, screening.flagged, mine)
+    return AnswerRef(answer.conversation_id, answer.id, screening.flagged, mine())
 
 
-def _write(where: Session | Direct, user: User, rows: answer_store.Intake, seq: int, flagged: list) -> Sites:
+def _write(
+    where: Session | Direct, user: User, rows: answer_store.Intake, seq: int, flagged: list
+) -> Callable[[], Sites]:
     """The question, its answer and the audit events written after sequence number `seq`; returns
-    the warehouses the run's tools are scoped to, read here rather than in a transaction of their
-    own when the run starts, moments later in the same request (issue 34: as stored now)."""
+    what gives the warehouses the run's tools are scoped to once committed, read here rather than in
+    a transaction of their own when the run starts, moments later in the same request (issue 34: as
+    stored now). In a new conversation's pipelined write (PostgreSQL) the read is queued after the
+    writes and answered with the COMMIT: the intake waits once (sites.of_user_at_commit)."""
     answer_store.write_intake(where, rows, seq)
     audit.write(where, flagged)
-    return sites.of_user(where, user)
+    return sites.of_user_at_commit(where, user)
 
 
 def _conversation_for(

@@ -9,10 +9,11 @@ to everyone. A booking outside them is refused (`check_booking`). docs/permissio
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, false, func, or_, select, true
+from sqlalchemy import bindparam, cast, false, func, or_, select, true
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
 from inventory_ai.errors import Forbidden, InvalidInput, NotFound
@@ -103,14 +104,49 @@ def codes_of(session: Session, user: User) -> list[str] | None:
 # DBAPI (statements.py): in a direct transaction too (the intake's of a new conversation).
 _CODES_OF = Prepared(select(User.warehouses).where(User.id == bindparam("user")))
 _WAREHOUSES = BuiltOnce()  # by how many codes a person has
+# PostgreSQL: the codes and their warehouses in one statement, a row per warehouse the person's
+# list names (one row with no warehouse for a list that names none, or for every warehouse). `?`
+# is true for a code that is an element of the JSON array; never for JSON null or SQL NULL.
+_users, _warehouses = User.__table__, Warehouse.__table__
+_SITES_OF = Prepared(
+    select(_users.c.warehouses, _warehouses.c.id, _warehouses.c.code)
+    .select_from(_users.outerjoin(_warehouses, cast(_users.c.warehouses, JSONB).has_key(_warehouses.c.code)))
+    .where(_users.c.id == bindparam("user"))
+)
 
 
 def of_user(where: Session | Direct, user: User | int) -> Sites:
     """A person's warehouses as the database has them now (not as a cached user object has them):
     a change an admin made applies to that person's next request, on every worker and host."""
     user_id = user if isinstance(user, int) else user.id
+    if _dialect(where).name == "postgresql":  # one statement, one round trip
+        return _joined(_SITES_OF.rows(where, {"user": user_id}))
     rows = _CODES_OF.rows(where, {"user": user_id})
     return of_codes(where, rows[0][0] if rows else None)
+
+
+def of_user_at_commit(where: Session | Direct, user: User) -> Callable[[], Sites]:
+    """`of_user`, for a writer that needs them only once its transaction has committed: in a
+    pipelined direct transaction (PostgreSQL) read inside it but answered with its COMMIT, no wait
+    of its own (statements.Prepared.rows_at_commit); elsewhere read now. Returns what gives them."""
+    if not isinstance(where, Direct) or where.pipeline is None:
+        now = of_user(where, user)
+        return lambda: now
+    rows = _SITES_OF.rows_at_commit(where, {"user": user.id})
+    return lambda: _joined(rows())
+
+
+def _joined(rows: list[tuple]) -> Sites:
+    """Sites from _SITES_OF's rows, as of_codes makes them from the codes: no such person or no
+    list, every warehouse; else the warehouses found (codes no warehouse has are left out)."""
+    if not rows or rows[0][0] is None:
+        return ALL
+    found = [(id, code) for _codes, id, code in rows if id is not None]
+    return Sites(frozenset(id for id, _code in found), frozenset(code for _id, code in found))
+
+
+def _dialect(where: Session | Direct):
+    return where.dialect if isinstance(where, Direct) else where.get_bind().dialect
 
 
 def names(session: Session, sites: Sites, language: str = "zh") -> list[str]:

@@ -121,21 +121,21 @@ def test_a_new_conversations_intake_that_fails_stores_nothing_and_the_next_messa
     from inventory_ai.assistant import intake
     from inventory_ai.models import Conversation
 
-    reading = intake.sites.of_user
+    reading = intake.sites.of_user_at_commit
 
-    def of_user(where, user):
+    def of_user_at_commit(where, user):
         raise RuntimeError("the warehouses' read failed")
 
     use(app, ScriptedProvider(answer("好")))
     with app.app_context():
         staff = user_named("staff")
-        monkeypatch.setattr(intake.sites, "of_user", of_user)
+        monkeypatch.setattr(intake.sites, "of_user_at_commit", of_user_at_commit)
         with pytest.raises(RuntimeError):
             manager().prepare_message(db.session, staff, "面粉", None)
         with db.engine.connect() as conn:  # straight from the database
             assert conn.execute(select(Conversation.id)).all() == []
             assert conn.execute(select(ChatMessage.id)).all() == []
-        monkeypatch.setattr(intake.sites, "of_user", reading)
+        monkeypatch.setattr(intake.sites, "of_user_at_commit", reading)
         turn = manager().prepare_message(db.session, staff, "面粉", None)
         list(manager().run(db.session, turn))
         assert db.session.get(ChatMessage, turn.message_id).status == "completed"

@@ -28,20 +28,25 @@ def _message(staff, text: str) -> str:
     return turn.message_id
 
 
-def test_a_message_makes_four_round_trips_or_fewer(app):
+@pytest.mark.parametrize("who", ["staff", "coldstore"])
+def test_a_message_makes_two_round_trips_or_fewer(app, who):
     """A message that the model answers at once: the intake (a new conversation: its row, the
     question and the answer, the user's warehouses) and the ending (the model call's usage, the
-    answer's end). Each was BEGIN, its statements one by one and COMMIT, each a wait: 9 in all."""
+    answer's end). Each was BEGIN, its statements one by one and COMMIT, each a wait: 9 in all;
+    then a pipeline each, waiting for the warehouses (and, for a person with warehouse codes, their
+    ids) and for the ending's count before the COMMIT: 4, 5 with codes. Now each one wait, at its
+    COMMIT: the warehouses and the ending's count are answered with it (sites.of_user_at_commit,
+    answer_store.END_ANSWER_OR_ADD_TOKENS). `coldstore` works in WH02 only."""
     _postgresql_only()
     use(app, ScriptedProvider(*[answer("好")] * 2))
     with app.app_context():
-        staff = user_named("staff")
+        staff = user_named(who)
         _message(staff, "你好")  # warm: the user, the tool settings, the statements' cache
         db.session.commit()  # the session's connection back in the pool: traced from its next checkout
         with counted(db.engine) as trips:
             answer_id = _message(staff, "面粉还有多少")
         db.session.commit()
-        assert trips.round_trips <= 4, trips
+        assert trips.round_trips <= 2, trips
         with db.engine.connect() as conn:  # straight from the database
             stored = conn.execute(
                 select(ChatMessage.role, ChatMessage.status, ChatMessage.content, Conversation.user_id)
@@ -94,9 +99,9 @@ def test_an_error_found_only_at_the_commit_stores_nothing_and_no_connection_stay
 
 
 def test_an_answer_ended_elsewhere_is_told_and_its_tokens_are_added(app):
-    """The ending's UPDATE matches no running answer (a stale sweep ended it first): on PostgreSQL
-    its count is waited for inside the pipeline, and the tokens go on with an UPDATE of their own
-    in the same transaction."""
+    """The ending's UPDATE matches no running answer (a stale sweep ended it first): the tokens go
+    on with an UPDATE of their own in the same transaction (on PostgreSQL decided in the same
+    statement, END_ANSWER_OR_ADD_TOKENS), and the caller is told once it has committed."""
     from sqlalchemy import update
 
     from inventory_ai.assistant import answer_store
@@ -113,8 +118,8 @@ def test_an_answer_ended_elsewhere_is_told_and_its_tokens_are_added(app):
         db.session.commit()
         message = db.session.get(ChatMessage, rows.answer["id"])
         with direct_write(db.session) as written:
-            ended = answer_store.ending(written, message, "completed", "好", None, "m", 3, 4)
-        assert ended is False
+            told = answer_store.ending(written, message, "completed", "好", None, "m", 3, 4)
+        assert told() is False
         with db.engine.connect() as conn:
             stored = conn.execute(
                 select(ChatMessage.status, ChatMessage.input_tokens, ChatMessage.output_tokens).where(
