@@ -26,6 +26,10 @@ from tests.support.probes import WRITES, cases, judged
 # count not to book, a past movement asked whether recorded, a customer's need, "oops, 30 kg not 20" after
 # a booking taken for an adjustment) with variants and the orders beside them: 29 failed before the words
 # were narrowed (WW237, 238, 240, 242, 244, 252-258, 268-272, 276, 287, 297, 299-301, 306, 321-325), none now.
+# WW329-WW344, from the next hostile review of those words: orders they lost (an arrival told as past,
+# a customer's need beside an order of the user's own, 别的不用动, 单价不用改, a system figure dismissed, 其他的你看,
+# "is that enough? book out … anyway") and "I don't think you can book out…" taken as a polite order: 14 failed
+# before the words were narrowed (all but WW340 and WW343, which guard the narrowing), none now.
 MISSED: set[str] = {"WW174"}
 
 
